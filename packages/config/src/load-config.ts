@@ -1,0 +1,104 @@
+import { bool, cleanEnv, makeValidator, num, port, str, url } from 'envalid';
+
+/** Raised when the environment does not describe a runnable service; lists every bad setting. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const positiveInt = makeValidator<number>((input) => {
+  const value = Number(input);
+  if (!/^\d+$/.test(String(input).trim()) || !Number.isSafeInteger(value) || value < 1) {
+    throw new Error('must be a positive integer');
+  }
+  return value;
+});
+
+/**
+ * Express's `trust proxy`: `false` (default, the socket address is the client), `true` (believe
+ * every X-Forwarded-For hop), a hop count such as `1`, or a comma list of trusted proxy
+ * addresses or subnets such as `loopback, 10.0.0.0/8`.
+ */
+const trustProxy = makeValidator<boolean | number | string>((input) => {
+  const value = String(input).trim();
+  if (value === 'true') return true;
+  if (value === 'false' || value === '') return false;
+  if (/^\d+$/.test(value)) return Number(value);
+  if (/^[\w.:/\s,-]+$/.test(value)) return value;
+  throw new Error('must be true, false, a hop count or a comma list of addresses/subnets');
+});
+
+const DEV_SIGNING_SECRET = 'dev-only-token-signing-secret-change-me';
+
+const specs = {
+  NODE_ENV: str({ choices: ['development', 'test', 'production'], default: 'development' }),
+  DATABASE_URL: url({
+    default: 'postgresql://postgres@127.0.0.1:5432/booking',
+    desc: 'PostgreSQL connection URL; the database is created on start if it is missing',
+  }),
+  REDIS_URL: url({ default: 'redis://127.0.0.1:6379', desc: 'Redis for holds, idempotency, rate limits, queues' }),
+  PORT: port({ default: 3000, desc: 'HTTP port of the API' }),
+  PUBLIC_BASE_URL: url({
+    default: 'http://localhost:3000',
+    desc: 'Public address of the API, used to build links such as waiver_url',
+  }),
+  LOG_LEVEL: str({ choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' }),
+  HOLD_TTL_SECONDS: positiveInt({ default: 600, desc: 'Lifetime of a seat hold' }),
+  BOOKING_TOKEN_TTL_SECONDS: positiveInt({ default: 3600, desc: 'Lifetime of booking_token' }),
+  IDEMPOTENCY_TTL_SECONDS: positiveInt({ default: 600, desc: 'How long an Idempotency-Key response is replayed' }),
+  RATE_LIMIT_HOLDS_PER_MINUTE: positiveInt({ default: 10, desc: 'POST /api/bookings/hold per IP per minute' }),
+  RATE_LIMIT_BOOKINGS_PER_MINUTE: positiveInt({ default: 5, desc: 'POST /api/bookings per IP per minute' }),
+  TRUST_PROXY: trustProxy({ default: false, desc: 'Express trust proxy: whether X-Forwarded-For is believed' }),
+  TOKEN_SIGNING_SECRET: str({
+    default: DEV_SIGNING_SECRET,
+    desc: 'HMAC key for booking, check-in and waiver tokens; required (32+ characters) in production',
+  }),
+  BODY_LIMIT_BYTES: num({ default: 64 * 1024, desc: 'Largest accepted request body' }),
+  DB_POOL_SIZE: positiveInt({ default: 10, desc: 'PostgreSQL connections per process' }),
+  SHUTDOWN_GRACE_MS: positiveInt({ default: 10_000, desc: 'Time to finish in-flight work on SIGTERM' }),
+  SEED_DEMO_TENANT: bool({ default: true, desc: 'pnpm start seeds a demo tenant into an empty database' }),
+};
+
+/** Every setting of the service, parsed and checked once at start-up. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
+  const problems: string[] = [];
+  const parsed = cleanEnv(env, specs, {
+    reporter: ({ errors }) => {
+      for (const [name, error] of Object.entries(errors)) {
+        problems.push(`${name}: ${error?.message ?? 'invalid'}`);
+      }
+    },
+  });
+  if (parsed.NODE_ENV === 'production' && parsed.TOKEN_SIGNING_SECRET === DEV_SIGNING_SECRET) {
+    problems.push('TOKEN_SIGNING_SECRET: must be set in production');
+  }
+  if (parsed.TOKEN_SIGNING_SECRET.length < 32) {
+    problems.push('TOKEN_SIGNING_SECRET: must be at least 32 characters');
+  }
+  if (problems.length > 0) {
+    throw new ConfigError(`Invalid settings:\n  ${problems.join('\n  ')}`);
+  }
+
+  return {
+    env: parsed.NODE_ENV,
+    databaseUrl: parsed.DATABASE_URL,
+    redisUrl: parsed.REDIS_URL,
+    port: parsed.PORT,
+    publicBaseUrl: parsed.PUBLIC_BASE_URL.replace(/\/+$/, ''),
+    logLevel: parsed.LOG_LEVEL,
+    holdTtlSeconds: parsed.HOLD_TTL_SECONDS,
+    bookingTokenTtlSeconds: parsed.BOOKING_TOKEN_TTL_SECONDS,
+    idempotencyTtlSeconds: parsed.IDEMPOTENCY_TTL_SECONDS,
+    rateLimits: {
+      holdsPerMinute: parsed.RATE_LIMIT_HOLDS_PER_MINUTE,
+      bookingsPerMinute: parsed.RATE_LIMIT_BOOKINGS_PER_MINUTE,
+    },
+    trustProxy: parsed.TRUST_PROXY,
+    tokenSigningSecret: parsed.TOKEN_SIGNING_SECRET,
+    bodyLimitBytes: parsed.BODY_LIMIT_BYTES,
+    dbPoolSize: parsed.DB_POOL_SIZE,
+    shutdownGraceMs: parsed.SHUTDOWN_GRACE_MS,
+    seedDemoTenant: parsed.SEED_DEMO_TENANT,
+  };
+}
+
+export type Config = ReturnType<typeof loadConfig>;

@@ -1,0 +1,9 @@
+export { createPrismaClient } from './prisma-client';
+export type { Db, Tx } from './prisma-client';
+export { createRedis } from './redis';
+export type { Redis } from './redis';
+export { applyMigrations } from './migrations/apply-migrations';
+export { seedDemoTenant } from './seed/demo-tenant';
+export type { DemoTenant } from './seed/demo-tenant';
+export { Prisma } from './generated/client';
+export { BookingStatus, ApiKeyRole } from './generated/enums';

@@ -1,0 +1,5 @@
+export { signToken, verifyToken, TokenError } from './tokens';
+export type { TokenPurpose, TokenFailure } from './tokens';
+export { generateApiKey, parseApiKey, hashSecret, secretMatches } from './api-keys';
+export type { GeneratedApiKey, ParsedApiKey } from './api-keys';
+export { generateGiftCardCode, normalizeGiftCardCode, hashGiftCardCode } from './gift-card-codes';

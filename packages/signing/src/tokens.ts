@@ -1,0 +1,74 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/**
+ * What a token is for. The purpose is part of the signed text, so a token made for one purpose
+ * (say a check-in QR) is never accepted for another (say paying a booking).
+ */
+export type TokenPurpose = 'booking' | 'check_in' | 'waiver';
+
+export type TokenFailure = 'invalid' | 'expired';
+
+export class TokenError extends Error {
+  constructor(readonly reason: TokenFailure) {
+    super(`token ${reason}`);
+    this.name = 'TokenError';
+  }
+}
+
+interface Claims {
+  /** Subject: the booking id. */
+  sub: string;
+  /** Tenant the subject belongs to. */
+  ten: string;
+  /** Expiry, seconds since epoch. */
+  exp: number;
+}
+
+const VERSION = 't1';
+
+function mac(secret: string, purpose: TokenPurpose, payload: string): Buffer {
+  return createHmac('sha256', secret).update(`${VERSION}.${purpose}.${payload}`).digest();
+}
+
+/**
+ * A compact HMAC-SHA256 token: `t1.<base64url claims>.<base64url mac>`. Not a JWT on purpose:
+ * there is no algorithm header to negotiate, so none can be downgraded.
+ */
+export function signToken(
+  secret: string,
+  purpose: TokenPurpose,
+  claims: { subject: string; tenantId: string; ttlSeconds: number; now?: Date },
+): string {
+  const nowSeconds = Math.floor((claims.now ?? new Date()).getTime() / 1000);
+  const body: Claims = { sub: claims.subject, ten: claims.tenantId, exp: nowSeconds + claims.ttlSeconds };
+  const payload = Buffer.from(JSON.stringify(body)).toString('base64url');
+  return `${VERSION}.${payload}.${mac(secret, purpose, payload).toString('base64url')}`;
+}
+
+/** Checks signature and expiry; throws TokenError('invalid' | 'expired'). */
+export function verifyToken(
+  secret: string,
+  purpose: TokenPurpose,
+  token: string,
+  now: Date = new Date(),
+): { subject: string; tenantId: string; expiresAt: Date } {
+  const parts = token.split('.');
+  if (parts.length !== 3 || parts[0] !== VERSION) throw new TokenError('invalid');
+  const [, payload, signature] = parts as [string, string, string];
+  const expected = mac(secret, purpose, payload);
+  const given = Buffer.from(signature, 'base64url');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    throw new TokenError('invalid');
+  }
+  let claims: Claims;
+  try {
+    claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Claims;
+  } catch {
+    throw new TokenError('invalid');
+  }
+  if (typeof claims.sub !== 'string' || typeof claims.ten !== 'string' || typeof claims.exp !== 'number') {
+    throw new TokenError('invalid');
+  }
+  if (claims.exp * 1000 <= now.getTime()) throw new TokenError('expired');
+  return { subject: claims.sub, tenantId: claims.ten, expiresAt: new Date(claims.exp * 1000) };
+}
