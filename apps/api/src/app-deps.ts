@@ -1,0 +1,29 @@
+import type { Config } from '@booking/config';
+import { createPrismaClient, createRedis, type Db, type Redis } from '@booking/db';
+import type { Logger } from 'pino';
+import { HoldStore } from './holds/hold-store';
+import { createLogger } from './http/logger';
+
+/** What the routes and use-cases run on; made once per process (or per test app). */
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  redis: Redis;
+  logger: Logger;
+  holds: HoldStore;
+}
+
+export function createAppDeps(config: Config): AppDeps {
+  const redis = createRedis(config.redisUrl);
+  return {
+    config,
+    db: createPrismaClient(config.databaseUrl, { poolSize: config.dbPoolSize }),
+    redis,
+    logger: createLogger(config.logLevel),
+    holds: new HoldStore(redis, config.holdTtlSeconds),
+  };
+}
+
+export async function closeAppDeps(deps: AppDeps): Promise<void> {
+  await Promise.allSettled([deps.db.$disconnect(), deps.redis.quit()]);
+}

@@ -1,0 +1,119 @@
+import type { Redis } from 'ioredis';
+
+/** A hold as Redis keeps it. Times are milliseconds since epoch, on Redis's clock. */
+export interface Hold {
+  id: string;
+  tenantId: string;
+  experienceId: string;
+  slotId: string;
+  seats: number;
+  expiresAt: number;
+}
+
+// Holds live in two places:
+// - `holds:slot:<slotId>`: a sorted set of `<holdId>:<seats>` scored by expiry, which is what
+//   capacity counts. Members past their score are dead, whatever Redis has swept yet.
+// - `holds:<holdId>`: the hold's record, kept a day past expiry so that converting an expired
+//   hold can answer 410 hold_expired rather than 404 hold_not_found.
+// Scripts read the time from Redis so every API replica agrees on when a hold expires.
+const NOW_MS = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+`;
+
+const SUM_LIVE = `
+local function live_seats(key, now, except)
+  local total = 0
+  for _, member in ipairs(redis.call('ZRANGEBYSCORE', key, '(' .. now, '+inf')) do
+    local id, seats = string.match(member, '^(.*):(%d+)$')
+    if id ~= except then total = total + tonumber(seats) end
+  end
+  return total
+end
+`;
+
+// KEYS: slot set, hold record. ARGV: hold id, seats, seats available outside holds, ttl ms,
+// record ttl s, tenant, experience, slot.
+const PLACE = `${NOW_MS}${SUM_LIVE}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local seats = tonumber(ARGV[2])
+if live_seats(KEYS[1], now, '') + seats > tonumber(ARGV[3]) then return {0, 0} end
+local expires = now + tonumber(ARGV[4])
+redis.call('ZADD', KEYS[1], expires, ARGV[1] .. ':' .. ARGV[2])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[4]) then redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[4]) + 1000) end
+redis.call('HSET', KEYS[2], 'tenant', ARGV[6], 'experience', ARGV[7], 'slot', ARGV[8], 'seats', seats, 'expires', expires)
+redis.call('EXPIRE', KEYS[2], tonumber(ARGV[5]))
+return {1, expires}
+`;
+
+// KEYS: slot sets. ARGV[1]: a hold id to leave out of the count (or '').
+const COUNT = `${NOW_MS}${SUM_LIVE}
+local totals = {}
+for i, key in ipairs(KEYS) do totals[i] = live_seats(key, now, ARGV[1]) end
+return totals
+`;
+
+const RECORD_GRACE_SECONDS = 24 * 60 * 60;
+
+const slotKey = (slotId: string) => `holds:slot:${slotId}`;
+const holdKey = (holdId: string) => `holds:${holdId}`;
+
+export class HoldStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly ttlSeconds: number,
+  ) {}
+
+  /**
+   * Atomically adds a hold if the slot's live holds plus `seats` fit in `seatsAvailable` (capacity
+   * less booked seats). Returns the expiry, or null when the seats are not there.
+   */
+  async place(hold: Omit<Hold, 'expiresAt'>, seatsAvailable: number): Promise<number | null> {
+    const [placed, expiresAt] = (await this.redis.eval(
+      PLACE,
+      2,
+      slotKey(hold.slotId),
+      holdKey(hold.id),
+      hold.id,
+      hold.seats,
+      seatsAvailable,
+      this.ttlSeconds * 1000,
+      this.ttlSeconds + RECORD_GRACE_SECONDS,
+      hold.tenantId,
+      hold.experienceId,
+      hold.slotId,
+    )) as [number, number];
+    return placed === 1 ? expiresAt : null;
+  }
+
+  /** Seats held by live holds, per slot, optionally leaving one hold out. */
+  async liveSeats(slotIds: string[], exceptHoldId = ''): Promise<Map<string, number>> {
+    if (slotIds.length === 0) return new Map();
+    const totals = (await this.redis.eval(COUNT, slotIds.length, ...slotIds.map(slotKey), exceptHoldId)) as number[];
+    return new Map(slotIds.map((id, i) => [id, totals[i] ?? 0]));
+  }
+
+  async get(holdId: string): Promise<Hold | null> {
+    const record = await this.redis.hgetall(holdKey(holdId));
+    if (!record.slot) return null;
+    return {
+      id: holdId,
+      tenantId: record.tenant!,
+      experienceId: record.experience!,
+      slotId: record.slot,
+      seats: Number(record.seats),
+      expiresAt: Number(record.expires),
+    };
+  }
+
+  /** Redis's clock, the one hold expiry is measured on. */
+  async now(): Promise<number> {
+    const [seconds, micros] = await this.redis.time();
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  }
+
+  /** Ends a hold once it became a booking: it no longer counts, and it cannot be used again. */
+  async release(hold: Hold): Promise<void> {
+    await this.redis.multi().zrem(slotKey(hold.slotId), `${hold.id}:${hold.seats}`).del(holdKey(hold.id)).exec();
+  }
+}

@@ -1,0 +1,15 @@
+import { Router } from 'express';
+import type { AppDeps } from '../app-deps';
+import { createParser } from '../http/validation';
+import { getWidgetExperience } from './get-widget-experience';
+import { WidgetQuery } from './widget-schemas';
+
+const parseQuery = createParser(WidgetQuery, 'invalid_query');
+
+export function widgetRoutes(deps: AppDeps): Router {
+  const router = Router();
+  router.get('/api/widget/experience', async (req, res) => {
+    res.json(await getWidgetExperience(deps, parseQuery(req.query)));
+  });
+  return router;
+}

@@ -1,0 +1,47 @@
+/**
+ * Every error code the service answers with. The spec names most of them; the rest fill in
+ * what it leaves "not shown" and are documented in the README's error table.
+ */
+export type ErrorCode =
+  // 400
+  | 'invalid_body'
+  | 'invalid_query'
+  | 'invalid_guest_count'
+  | 'experience_slot_mismatch'
+  | 'addon_invalid'
+  | 'addon_not_found'
+  | 'invalid_idempotency_key'
+  // 404
+  | 'not_found'
+  | 'experience_not_found'
+  | 'slot_not_found'
+  | 'hold_not_found'
+  // 409
+  | 'insufficient_capacity'
+  | 'capacity_exceeded'
+  | 'slot_unavailable'
+  | 'idempotency_request_in_progress'
+  // 410
+  | 'hold_expired'
+  // 413, 415, 422, 429
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'idempotency_key_reused'
+  | 'rate_limited'
+  // 5xx
+  | 'internal_error'
+  | 'service_unavailable';
+
+/**
+ * The one error type use-cases throw. It carries a machine code and an optional `detail` for
+ * the caller; the HTTP layer maps the code to a status in one table.
+ */
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail?: unknown,
+  ) {
+    super(code);
+    this.name = 'AppError';
+  }
+}

@@ -1,0 +1,5 @@
+export { AppError } from './app-error';
+export type { ErrorCode } from './app-error';
+export { priceBooking } from './pricing';
+export type { PricedBooking, PricedAddon } from './pricing';
+export { seatsRemaining } from './capacity';

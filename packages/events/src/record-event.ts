@@ -1,0 +1,39 @@
+import { randomUUID } from 'node:crypto';
+import type { Prisma, Tx } from '@booking/db';
+import { EVENT_SCHEMA_VERSIONS, type EventName } from './catalogue';
+
+/**
+ * Writes an event to the outbox inside the caller's transaction, so the event exists if and only
+ * if the change it describes committed. The webhook dispatcher delivers it later.
+ */
+export async function recordEvent(
+  tx: Tx,
+  event: {
+    tenantId: string;
+    name: EventName;
+    entityType: 'booking' | 'customer' | 'wallet' | 'membership' | 'order';
+    entityId: string;
+    fields: Record<string, Prisma.InputJsonValue | null>;
+  },
+): Promise<string> {
+  const id = randomUUID();
+  const schemaVersion = EVENT_SCHEMA_VERSIONS[event.name];
+  await tx.event.create({
+    data: {
+      id,
+      tenantId: event.tenantId,
+      name: event.name,
+      entityType: event.entityType,
+      entityId: event.entityId,
+      schemaVersion,
+      data: {
+        event_id: id,
+        schema_version: schemaVersion,
+        entity_type: event.entityType,
+        entity_id: event.entityId,
+        ...event.fields,
+      },
+    },
+  });
+  return id;
+}
