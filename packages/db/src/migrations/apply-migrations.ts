@@ -43,8 +43,9 @@ async function ensureDatabase(databaseUrl: string): Promise<void> {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
     if (found.rowCount === 0) {
       await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`).catch((error: { code?: string }) => {
-        // 42P04: another replica created it between our check and our CREATE.
-        if (error.code !== '42P04') throw error;
+        // Another replica created it between our check and our CREATE: 42P04 if it had finished,
+        // 23505 (on pg_database_datname_index) if both CREATEs ran at the same time.
+        if (error.code !== '42P04' && error.code !== '23505') throw error;
       });
     }
   } finally {
