@@ -1,0 +1,19 @@
+# One image for both services; docker-compose.yml picks the command (`pnpm start:api` or
+# `pnpm start:dispatcher`). TypeScript runs through tsx, so there is no build step.
+FROM node:20-slim
+
+RUN npm install -g pnpm@10.34.8 && npm cache clean --force
+
+ENV NPM_CONFIG_UPDATE_NOTIFIER=false
+WORKDIR /app
+
+# The whole source goes in before `pnpm install`: its postinstall runs `prisma generate`, which
+# needs prisma/schema.prisma and writes packages/db/src/generated (excluded by .dockerignore).
+# Copying only the manifests first would cache better but would silently miss new workspace
+# packages.
+COPY . .
+RUN pnpm install --frozen-lockfile && pnpm store prune
+
+USER node
+EXPOSE 3000
+CMD ["pnpm", "start:api"]
