@@ -1,8 +1,10 @@
 import type { Config } from '@booking/config';
 import { createPrismaClient, createRedis, type Db, type Redis } from '@booking/db';
 import type { Logger } from 'pino';
+import type Stripe from 'stripe';
 import { HoldStore } from './holds/hold-store';
 import { createLogger } from './http/logger';
+import { createStripe } from './payments/stripe-client';
 
 /** What the routes and use-cases run on; made once per process (or per test app). */
 export interface AppDeps {
@@ -11,6 +13,8 @@ export interface AppDeps {
   redis: Redis;
   logger: Logger;
   holds: HoldStore;
+  /** Null when payments are not configured. */
+  stripe: Stripe | null;
 }
 
 export function createAppDeps(config: Config): AppDeps {
@@ -21,6 +25,7 @@ export function createAppDeps(config: Config): AppDeps {
     redis,
     logger: createLogger(config.logLevel),
     holds: new HoldStore(redis, config.holdTtlSeconds),
+    stripe: createStripe(config),
   };
 }
 

@@ -6,6 +6,8 @@ import { holdRoutes } from './holds/hold-routes';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { requestLogger } from './http/request-logger';
 import { docsRoutes } from './openapi/docs-routes';
+import { operatorBookingRoutes } from './bookings/operator-booking-routes';
+import { paymentIntentRoutes, stripeWebhookRoutes } from './payments/payment-routes';
 import { widgetRoutes } from './widget/widget-routes';
 
 export function createApp(deps: AppDeps): express.Express {
@@ -14,6 +16,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.set('trust proxy', deps.config.trustProxy);
 
   app.use(requestLogger(deps.logger));
+  app.use(stripeWebhookRoutes(deps));
   app.use(
     express.json({
       limit: deps.config.bodyLimitBytes,
@@ -29,6 +32,8 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(widgetRoutes(deps));
   app.use(holdRoutes(deps));
   app.use(bookingRoutes(deps));
+  app.use(operatorBookingRoutes(deps));
+  app.use(paymentIntentRoutes(deps));
 
   app.use(notFoundHandler);
   app.use(errorHandler);

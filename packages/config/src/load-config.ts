@@ -52,6 +52,10 @@ const specs = {
     default: DEV_SIGNING_SECRET,
     desc: 'HMAC key for booking, check-in and waiver tokens; required (32+ characters) in production',
   }),
+  STRIPE_SECRET_KEY: str({ default: '', desc: 'Stripe secret key (sk_test_... or sk_live_...); payments answer 503 without it' }),
+  STRIPE_PUBLISHABLE_KEY: str({ default: '', desc: 'Stripe publishable key handed to the browser with each PaymentIntent' }),
+  STRIPE_WEBHOOK_SECRET: str({ default: '', desc: 'Signing secret (whsec_...) of the Stripe webhook endpoint' }),
+  STRIPE_API_BASE: str({ default: '', desc: 'Another Stripe-compatible API address, e.g. http://127.0.0.1:12111 for a local mock' }),
   BODY_LIMIT_BYTES: num({ default: 64 * 1024, desc: 'Largest accepted request body' }),
   DB_POOL_SIZE: positiveInt({ default: 10, desc: 'PostgreSQL connections per process' }),
   SHUTDOWN_GRACE_MS: positiveInt({ default: 10_000, desc: 'Time to finish in-flight work on SIGTERM' }),
@@ -68,11 +72,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       }
     },
   });
-  if (parsed.NODE_ENV === 'production' && parsed.TOKEN_SIGNING_SECRET === DEV_SIGNING_SECRET) {
+  if (env.NODE_ENV === 'production' && parsed.TOKEN_SIGNING_SECRET === DEV_SIGNING_SECRET) {
     problems.push('TOKEN_SIGNING_SECRET: must be set in production');
   }
   if (parsed.TOKEN_SIGNING_SECRET.length < 32) {
     problems.push('TOKEN_SIGNING_SECRET: must be at least 32 characters');
+  }
+  if (parsed.STRIPE_API_BASE !== '' && !URL.canParse(parsed.STRIPE_API_BASE)) {
+    problems.push('STRIPE_API_BASE: must be a URL such as http://127.0.0.1:12111');
+  }
+  if ((parsed.STRIPE_SECRET_KEY === '') !== (parsed.STRIPE_PUBLISHABLE_KEY === '')) {
+    problems.push('STRIPE_SECRET_KEY and STRIPE_PUBLISHABLE_KEY: set both or neither');
   }
   if (problems.length > 0) {
     throw new ConfigError(`Invalid settings:\n  ${problems.join('\n  ')}`);
@@ -94,6 +104,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     trustProxy: parsed.TRUST_PROXY,
     tokenSigningSecret: parsed.TOKEN_SIGNING_SECRET,
+    stripe: {
+      secretKey: parsed.STRIPE_SECRET_KEY,
+      publishableKey: parsed.STRIPE_PUBLISHABLE_KEY,
+      webhookSecret: parsed.STRIPE_WEBHOOK_SECRET,
+      apiBase: parsed.STRIPE_API_BASE,
+    },
     bodyLimitBytes: parsed.BODY_LIMIT_BYTES,
     dbPoolSize: parsed.DB_POOL_SIZE,
     shutdownGraceMs: parsed.SHUTDOWN_GRACE_MS,

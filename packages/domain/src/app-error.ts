@@ -11,16 +11,29 @@ export type ErrorCode =
   | 'addon_invalid'
   | 'addon_not_found'
   | 'invalid_idempotency_key'
+  | 'gift_card_not_found'
+  | 'gift_card_currency_mismatch'
+  | 'gift_card_empty'
+  | 'invalid_signature'
+  // 401, 403
+  | 'unauthorized'
+  | 'invalid_token'
+  | 'token_expired'
+  | 'forbidden'
   // 404
   | 'not_found'
   | 'experience_not_found'
   | 'slot_not_found'
   | 'hold_not_found'
+  | 'booking_not_found'
   // 409
   | 'insufficient_capacity'
   | 'capacity_exceeded'
   | 'slot_unavailable'
   | 'idempotency_request_in_progress'
+  | 'booking_not_payable'
+  | 'booking_not_cancellable'
+  | 'booking_not_checkable'
   // 410
   | 'hold_expired'
   // 413, 415, 422, 429
@@ -30,7 +43,8 @@ export type ErrorCode =
   | 'rate_limited'
   // 5xx
   | 'internal_error'
-  | 'service_unavailable';
+  | 'service_unavailable'
+  | 'payments_not_configured';
 
 /**
  * The one error type use-cases throw. It carries a machine code and an optional `detail` for

@@ -48,6 +48,10 @@ export const BookingResponse = Type.Object(
     status: Type.Union([Type.Literal('held'), Type.Literal('confirmed')]),
     total_cents: Type.Integer({ minimum: 0 }),
     currency: Type.String({ minLength: 3, maxLength: 3 }),
+    gift_card_applied_cents: Type.Integer({ minimum: 0 }),
+    payment_complete: Type.Boolean({
+      description: 'true only when a gift card covered the full total; the payment provider is then bypassed',
+    }),
   },
   { $id: 'BookingResponse' },
 );

@@ -4,16 +4,19 @@ import { Prisma, type Db } from '@booking/db';
 import { AppError, priceBooking } from '@booking/domain';
 import { recordEvent } from '@booking/events';
 import { signToken } from '@booking/signing';
+import { applyGiftCard } from '../gift-cards/apply-gift-card';
 import type { Hold, HoldStore } from '../holds/hold-store';
 import type { BookingRequest, BookingResponse } from './booking-schemas';
+import { confirmBooking } from './confirm-booking';
+import { lockSlotAndCheckSeats } from './lock-slot';
 import { resolveAddons } from './resolve-addons';
 
 type Deps = { db: Db; holds: HoldStore; config: Config };
 
-/** Checks the request against its hold; returns the live hold. */
+/** Checks the request against its hold; returns the live, unused hold. */
 async function loadHold(holds: HoldStore, request: BookingRequest): Promise<Hold> {
   const hold = await holds.get(request.hold_id);
-  if (!hold) throw new AppError('hold_not_found');
+  if (!hold || hold.bookingId !== null) throw new AppError('hold_not_found');
   if (hold.slotId !== request.slot_id || hold.experienceId !== request.experience_id) {
     throw new AppError('experience_slot_mismatch', 'slot_id and experience_id must be those of the hold');
   }
@@ -22,13 +25,15 @@ async function loadHold(holds: HoldStore, request: BookingRequest): Promise<Hold
 }
 
 /**
- * Turns a live hold into a booking with status `held`.
+ * Turns a live hold into a booking: `held` (to be paid by card) or, when a gift card covers
+ * the whole total, `confirmed` at once.
  *
  * Capacity is decided again inside the transaction, under the slot row's lock: booked seats +
  * this booking + every other live hold must fit. Holds and bookings on the same slot queue on
  * that lock, so replicas racing for the last seats cannot oversell. The hold is consumed exactly
  * once: a second conversion finds the first booking under the lock (and bookings.hold_id is
- * unique besides).
+ * unique besides). A `held` booking keeps its seats through its hold, shrunk to the booked
+ * guests, until the hold expires.
  */
 export async function createBooking(deps: Deps, request: BookingRequest): Promise<BookingResponse> {
   const hold = await loadHold(deps.holds, request);
@@ -55,19 +60,29 @@ export async function createBooking(deps: Deps, request: BookingRequest): Promis
     addons,
   });
   const email = request.customer.email.trim().toLowerCase();
-  const bookingId = randomUUID();
+  const booking = {
+    id: randomUUID(),
+    tenantId: hold.tenantId,
+    experienceId: experience.id,
+    venueId: experience.venueId,
+    slotId: slot.id,
+    guestCount: request.guest_count,
+    totalCents: price.totalCents,
+    currency: experience.currency,
+    customerEmail: email,
+  };
 
+  let giftCardAppliedCents = 0;
   try {
     await deps.db.$transaction(async (tx) => {
-      const [locked] = await tx.$queryRaw<{ capacity: number; seats_booked: number }[]>`
-        SELECT capacity, seats_booked FROM slots WHERE id = ${slot.id}::uuid FOR NO KEY UPDATE`;
-      if (await tx.booking.findUnique({ where: { holdId: hold.id }, select: { id: true } })) {
-        throw new AppError('hold_not_found');
-      }
-      const otherHolds = (await deps.holds.liveSeats([slot.id], hold.id)).get(slot.id) ?? 0;
-      if (locked!.seats_booked + request.guest_count + otherHolds > locked!.capacity) {
-        throw new AppError('capacity_exceeded', 'the seats of this hold were taken after it expired');
-      }
+      const fits = await lockSlotAndCheckSeats(tx, deps.holds, { slotId: slot.id, seats: request.guest_count, exceptHoldId: hold.id });
+      if (await tx.booking.findUnique({ where: { holdId: hold.id }, select: { id: true } })) throw new AppError('hold_not_found');
+      if (!fits) throw new AppError('capacity_exceeded', 'the seats of this hold are no longer available');
+
+      const giftCard = request.gift_card_code
+        ? await applyGiftCard(tx, { tenantId: hold.tenantId, code: request.gift_card_code, currency: booking.currency, totalCents: price.totalCents })
+        : null;
+      giftCardAppliedCents = giftCard?.appliedCents ?? 0;
 
       const contact = { firstName: request.customer.first_name, lastName: request.customer.last_name, phone: request.customer.phone };
       const customer = await tx.customer.upsert({
@@ -78,59 +93,77 @@ export async function createBooking(deps: Deps, request: BookingRequest): Promis
       });
       await tx.booking.create({
         data: {
-          id: bookingId,
-          tenantId: hold.tenantId,
-          experienceId: experience.id,
-          venueId: experience.venueId,
-          slotId: slot.id,
+          id: booking.id,
+          tenantId: booking.tenantId,
+          experienceId: booking.experienceId,
+          venueId: booking.venueId,
+          slotId: booking.slotId,
           customerId: customer.id,
           holdId: hold.id,
+          holdExpiresAt: new Date(hold.expiresAt),
           status: 'held',
-          guestCount: request.guest_count,
+          guestCount: booking.guestCount,
           notes: request.notes,
-          currency: experience.currency,
+          currency: booking.currency,
           ...price,
+          giftCardId: giftCard?.giftCardId,
+          giftCardAppliedCents,
           addons: { create: addons.map(({ addonId, qty, unitPriceCents }) => ({ addonId, qty, unitPriceCents })) },
+          payments: giftCard
+            ? { create: { tenantId: booking.tenantId, method: 'gift_card', amountCents: giftCard.appliedCents, currency: booking.currency, status: 'succeeded' } }
+            : undefined,
         },
       });
-      await tx.slot.update({ where: { id: slot.id }, data: { seatsBooked: { increment: request.guest_count } } });
       await recordEvent(tx, {
-        tenantId: hold.tenantId,
+        tenantId: booking.tenantId,
         name: 'booking.created',
         entityType: 'booking',
-        entityId: bookingId,
+        entityId: booking.id,
         fields: {
-          booking_id: bookingId,
-          experience_id: experience.id,
-          venue_id: experience.venueId,
-          slot_id: slot.id,
+          booking_id: booking.id,
+          experience_id: booking.experienceId,
+          venue_id: booking.venueId,
+          slot_id: booking.slotId,
           customer_email: email,
-          guest_count: request.guest_count,
+          guest_count: booking.guestCount,
         },
       });
+      if (giftCardAppliedCents === price.totalCents) {
+        await confirmBooking(tx, booking, { method: 'gift_card', netPaidCents: giftCardAppliedCents });
+      }
     });
   } catch (error) {
     // A concurrent conversion of the same hold committed first.
     if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') throw new AppError('hold_not_found');
     throw error;
   }
-  await deps.holds.release(hold);
 
-  const { tokenSigningSecret: secret, bookingTokenTtlSeconds, publicBaseUrl } = deps.config;
-  const waiverToken = experience.requiresWaiver
-    ? signToken(secret, 'waiver', {
-        subject: bookingId,
-        tenantId: hold.tenantId,
-        // Guests sign up to the day after their visit.
-        ttlSeconds: Math.max(60, Math.ceil((slot.endsAt.getTime() - Date.now()) / 1000) + 24 * 60 * 60),
-      })
-    : null;
+  const paymentComplete = giftCardAppliedCents === price.totalCents;
+  if (paymentComplete) await deps.holds.release(hold.slotId, hold.id, hold.seats);
+  else await deps.holds.convert(hold, booking.id, booking.guestCount);
+
   return {
-    booking_id: bookingId,
-    booking_token: signToken(secret, 'booking', { subject: bookingId, tenantId: hold.tenantId, ttlSeconds: bookingTokenTtlSeconds }),
-    waiver_url: waiverToken ? `${publicBaseUrl}/api/waivers/${waiverToken}` : null,
-    status: 'held',
+    booking_id: booking.id,
+    booking_token: signToken(deps.config.tokenSigningSecret, 'booking', {
+      subject: booking.id,
+      tenantId: booking.tenantId,
+      ttlSeconds: deps.config.bookingTokenTtlSeconds,
+    }),
+    waiver_url: experience.requiresWaiver ? waiverUrl(deps.config, booking, slot.endsAt) : null,
+    status: paymentComplete ? 'confirmed' : 'held',
     total_cents: price.totalCents,
-    currency: experience.currency,
+    currency: booking.currency,
+    gift_card_applied_cents: giftCardAppliedCents,
+    payment_complete: paymentComplete,
   };
+}
+
+function waiverUrl(config: Config, booking: { id: string; tenantId: string }, slotEndsAt: Date): string {
+  const token = signToken(config.tokenSigningSecret, 'waiver', {
+    subject: booking.id,
+    tenantId: booking.tenantId,
+    // Guests can sign up to the day after their visit.
+    ttlSeconds: Math.max(60, Math.ceil((slotEndsAt.getTime() - Date.now()) / 1000) + 24 * 60 * 60),
+  });
+  return `${config.publicBaseUrl}/api/waivers/${token}`;
 }

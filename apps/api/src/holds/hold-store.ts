@@ -8,6 +8,8 @@ export interface Hold {
   slotId: string;
   seats: number;
   expiresAt: number;
+  /** Set once the hold became a booking: it then reserves that booking's seats until expiry. */
+  bookingId: string | null;
 }
 
 // Holds live in two places:
@@ -15,6 +17,9 @@ export interface Hold {
 //   capacity counts. Members past their score are dead, whatever Redis has swept yet.
 // - `holds:<holdId>`: the hold's record, kept a day past expiry so that converting an expired
 //   hold can answer 410 hold_expired rather than 404 hold_not_found.
+// A hold that became a `held` booking stays in the set, shrunk to the booked guests: it keeps
+// the booking's seats until it expires, and is removed when the booking is confirmed (its seats
+// then count in slots.seats_booked) or cancelled.
 // Scripts read the time from Redis so every API replica agrees on when a hold expires.
 const NOW_MS = `
 local t = redis.call('TIME')
@@ -53,6 +58,17 @@ for i, key in ipairs(KEYS) do totals[i] = live_seats(key, now, ARGV[1]) end
 return totals
 `;
 
+// KEYS: slot set, hold record. ARGV: hold id, seats held, seats booked, booking id.
+const CONVERT = `
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1] .. ':' .. ARGV[2])
+redis.call('HSET', KEYS[2], 'booking', ARGV[4], 'seats', ARGV[3])
+if score then
+  redis.call('ZREM', KEYS[1], ARGV[1] .. ':' .. ARGV[2])
+  redis.call('ZADD', KEYS[1], score, ARGV[1] .. ':' .. ARGV[3])
+end
+return 1
+`;
+
 const RECORD_GRACE_SECONDS = 24 * 60 * 60;
 
 const slotKey = (slotId: string) => `holds:slot:${slotId}`;
@@ -68,7 +84,7 @@ export class HoldStore {
    * Atomically adds a hold if the slot's live holds plus `seats` fit in `seatsAvailable` (capacity
    * less booked seats). Returns the expiry, or null when the seats are not there.
    */
-  async place(hold: Omit<Hold, 'expiresAt'>, seatsAvailable: number): Promise<number | null> {
+  async place(hold: Omit<Hold, 'expiresAt' | 'bookingId'>, seatsAvailable: number): Promise<number | null> {
     const [placed, expiresAt] = (await this.redis.eval(
       PLACE,
       2,
@@ -103,6 +119,7 @@ export class HoldStore {
       slotId: record.slot,
       seats: Number(record.seats),
       expiresAt: Number(record.expires),
+      bookingId: record.booking ?? null,
     };
   }
 
@@ -112,8 +129,16 @@ export class HoldStore {
     return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   }
 
-  /** Ends a hold once it became a booking: it no longer counts, and it cannot be used again. */
-  async release(hold: Hold): Promise<void> {
-    await this.redis.multi().zrem(slotKey(hold.slotId), `${hold.id}:${hold.seats}`).del(holdKey(hold.id)).exec();
+  /**
+   * Marks a hold as used by a `held` booking (so it cannot be used again) and shrinks it to the
+   * booked guests, handing the other seats back at once.
+   */
+  async convert(hold: Hold, bookingId: string, guestCount: number): Promise<void> {
+    await this.redis.eval(CONVERT, 2, slotKey(hold.slotId), holdKey(hold.id), hold.id, hold.seats, guestCount, bookingId);
+  }
+
+  /** Stops a hold counting: its booking was confirmed (seats now in seats_booked) or cancelled. */
+  async release(slotId: string, holdId: string, seats: number): Promise<void> {
+    await this.redis.multi().zrem(slotKey(slotId), `${holdId}:${seats}`).del(holdKey(holdId)).exec();
   }
 }

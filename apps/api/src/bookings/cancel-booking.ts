@@ -1,0 +1,36 @@
+import type { Db } from '@booking/db';
+import { AppError } from '@booking/domain';
+import { recordEvent } from '@booking/events';
+import type { HoldStore } from '../holds/hold-store';
+import type { Operator } from '../operators/api-key-auth';
+
+/**
+ * Cancels a held or confirmed booking of the operator's tenant. No refund is issued (refunds are
+ * their own operation); the seats go back to the slot.
+ */
+export async function cancelBooking(deps: { db: Db; holds: HoldStore }, operator: Operator, bookingId: string) {
+  const booking = await deps.db.$transaction(async (tx) => {
+    const [row] = await tx.$queryRaw<{ status: string; slot_id: string; guest_count: number; hold_id: string }[]>`
+      SELECT status, slot_id, guest_count, hold_id FROM bookings
+      WHERE id = ${bookingId}::uuid AND tenant_id = ${operator.tenantId}::uuid FOR UPDATE`;
+    if (!row) throw new AppError('booking_not_found');
+    if (row.status !== 'held' && row.status !== 'confirmed') {
+      throw new AppError('booking_not_cancellable', `the booking is ${row.status}`);
+    }
+    if (row.status === 'confirmed') {
+      await tx.slot.update({ where: { id: row.slot_id }, data: { seatsBooked: { decrement: row.guest_count } } });
+    }
+    await tx.booking.update({ where: { id: bookingId }, data: { status: 'cancelled' } });
+    await recordEvent(tx, {
+      tenantId: operator.tenantId,
+      name: 'booking.cancelled',
+      entityType: 'booking',
+      entityId: bookingId,
+      fields: { booking_id: bookingId, cancelled_by_user_id: operator.keyId },
+    });
+    return row;
+  });
+  // A held booking's seats were its hold's; dropping the hold frees them.
+  if (booking.status === 'held') await deps.holds.release(booking.slot_id, booking.hold_id, booking.guest_count);
+  return { booking_id: bookingId, status: 'cancelled' as const };
+}

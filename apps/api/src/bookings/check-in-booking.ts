@@ -1,0 +1,51 @@
+import type { Config } from '@booking/config';
+import type { Db } from '@booking/db';
+import { AppError } from '@booking/domain';
+import { recordEvent } from '@booking/events';
+import { TokenError, verifyToken } from '@booking/signing';
+import type { Operator } from '../operators/api-key-auth';
+
+export interface CheckInResult {
+  booking_id: string;
+  checked_in_at: string;
+  already_checked_in: boolean;
+}
+
+/**
+ * Sets checked_in_at once; repeating it changes nothing and records no second event. Only a
+ * confirmed booking can be checked in.
+ */
+export async function checkInBooking(db: Db, operator: Operator, bookingId: string): Promise<CheckInResult> {
+  return db.$transaction(async (tx) => {
+    const [row] = await tx.$queryRaw<{ status: string; checked_in_at: Date | null }[]>`
+      SELECT status, checked_in_at FROM bookings
+      WHERE id = ${bookingId}::uuid AND tenant_id = ${operator.tenantId}::uuid FOR UPDATE`;
+    if (!row) throw new AppError('booking_not_found');
+    if (row.checked_in_at) {
+      return { booking_id: bookingId, checked_in_at: row.checked_in_at.toISOString(), already_checked_in: true };
+    }
+    if (row.status !== 'confirmed') throw new AppError('booking_not_checkable', `the booking is ${row.status}`);
+    const { checkedInAt } = await tx.booking.update({ where: { id: bookingId }, data: { checkedInAt: new Date() } });
+    await recordEvent(tx, {
+      tenantId: operator.tenantId,
+      name: 'booking.checked_in',
+      entityType: 'booking',
+      entityId: bookingId,
+      fields: { booking_id: bookingId, checked_in_at: checkedInAt!.toISOString(), checked_in_by_user_id: operator.keyId },
+    });
+    return { booking_id: bookingId, checked_in_at: checkedInAt!.toISOString(), already_checked_in: false };
+  });
+}
+
+/** Check-in from a scanned QR: the token must be genuine, unexpired and of the caller's tenant. */
+export async function checkInByToken(deps: { db: Db; config: Config }, operator: Operator, token: string): Promise<CheckInResult> {
+  let claims;
+  try {
+    claims = verifyToken(deps.config.tokenSigningSecret, 'check_in', token);
+  } catch (error) {
+    if (error instanceof TokenError) throw new AppError('invalid_token', error.reason === 'expired' ? 'the token has expired' : undefined);
+    throw error;
+  }
+  if (claims.tenantId !== operator.tenantId) throw new AppError('booking_not_found');
+  return checkInBooking(deps.db, operator, claims.subject);
+}

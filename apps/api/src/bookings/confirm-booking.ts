@@ -1,0 +1,49 @@
+import type { Tx } from '@booking/db';
+import { recordEvent } from '@booking/events';
+
+export interface ConfirmableBooking {
+  id: string;
+  tenantId: string;
+  experienceId: string;
+  venueId: string;
+  slotId: string;
+  guestCount: number;
+  totalCents: number;
+  currency: string;
+  customerEmail: string;
+}
+
+/**
+ * The confirmation step shared by every way a booking gets paid (full gift card, provider
+ * payment, cash). The caller holds the slot row lock and has checked that the seats fit: the
+ * seats move into slots.seats_booked, the booking becomes `confirmed`, and booking.confirmed is
+ * recorded in the same transaction.
+ */
+export async function confirmBooking(
+  tx: Tx,
+  booking: ConfirmableBooking,
+  payment: { method: 'card' | 'gift_card' | 'cash'; netPaidCents: number },
+): Promise<void> {
+  await tx.booking.update({ where: { id: booking.id }, data: { status: 'confirmed' } });
+  await tx.slot.update({ where: { id: booking.slotId }, data: { seatsBooked: { increment: booking.guestCount } } });
+  await recordEvent(tx, {
+    tenantId: booking.tenantId,
+    name: 'booking.confirmed',
+    entityType: 'booking',
+    entityId: booking.id,
+    fields: {
+      booking_id: booking.id,
+      experience_id: booking.experienceId,
+      venue_id: booking.venueId,
+      slot_id: booking.slotId,
+      customer_email: booking.customerEmail,
+      // Every booking is its own order here; order_id names it for receivers that group by order.
+      order_id: booking.id,
+      is_primary_booking: true,
+      charge_amount_cents: booking.totalCents,
+      currency: booking.currency,
+      method: payment.method,
+      net_paid_cents: payment.netPaidCents,
+    },
+  });
+}

@@ -1,0 +1,50 @@
+import { Type } from '@sinclair/typebox';
+import { AppError } from '@booking/domain';
+import { Router, type Request } from 'express';
+import QRCode from 'qrcode';
+import type { AppDeps } from '../app-deps';
+import { createParser } from '../http/validation';
+import { operatorOf, requireRole } from '../operators/api-key-auth';
+import { cancelBooking } from './cancel-booking';
+import { checkInBooking, checkInByToken } from './check-in-booking';
+import { getBooking } from './get-booking';
+
+export const CheckInByTokenRequest = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 2048, description: 'signed check-in token from the booking QR' }) },
+  { additionalProperties: false, $id: 'CheckInByTokenRequest' },
+);
+const parseCheckInByToken = createParser(CheckInByTokenRequest);
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A path id that is not a uuid names no booking. */
+function bookingIdOf(req: Request): string {
+  const id = String(req.params.id);
+  if (!UUID.test(id)) throw new AppError('booking_not_found');
+  return id;
+}
+
+/** Operator actions on bookings, with tenant API keys: staff check in and look up, managers cancel. */
+export function operatorBookingRoutes(deps: AppDeps): Router {
+  const router = Router();
+  const staff = requireRole(deps.db, 'staff');
+  const manager = requireRole(deps.db, 'manager');
+
+  router.post('/api/bookings/check-in-by-token', staff, async (req, res) => {
+    res.json(await checkInByToken(deps, operatorOf(req), parseCheckInByToken(req.body).token));
+  });
+  router.get('/api/bookings/:id', staff, async (req, res) => {
+    res.json(await getBooking(deps, operatorOf(req).tenantId, bookingIdOf(req)));
+  });
+  router.get('/api/bookings/:id/qr.svg', staff, async (req, res) => {
+    const booking = await getBooking(deps, operatorOf(req).tenantId, bookingIdOf(req));
+    res.type('image/svg+xml').send(await QRCode.toString(booking.check_in_token, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 }));
+  });
+  router.post('/api/bookings/:id/cancel', manager, async (req, res) => {
+    res.json(await cancelBooking(deps, operatorOf(req), bookingIdOf(req)));
+  });
+  router.post('/api/bookings/:id/check-in', staff, async (req, res) => {
+    res.json(await checkInBooking(deps.db, operatorOf(req), bookingIdOf(req)));
+  });
+  return router;
+}

@@ -1,0 +1,62 @@
+import type { Config } from '@booking/config';
+import type { Db } from '@booking/db';
+import { AppError } from '@booking/domain';
+import { TokenError, verifyToken } from '@booking/signing';
+import type Stripe from 'stripe';
+
+export interface PaymentIntentResponse {
+  client_secret: string;
+  publishable_key: string;
+  amount_cents: number;
+  currency: string;
+}
+
+function bookingIdFromToken(config: Config, token: string | undefined, bookingId: string): string {
+  if (!token) throw new AppError('invalid_token', 'X-Booking-Token is required');
+  try {
+    const claims = verifyToken(config.tokenSigningSecret, 'booking', token);
+    if (claims.subject !== bookingId) throw new AppError('invalid_token', 'the token is for another booking');
+    return claims.tenantId;
+  } catch (error) {
+    if (error instanceof TokenError) throw new AppError(error.reason === 'expired' ? 'token_expired' : 'invalid_token');
+    throw error;
+  }
+}
+
+/**
+ * The PaymentIntent that pays a held booking's total less any gift card. There is one per
+ * booking: retries (and racing requests, through Stripe's own idempotency key) get the same
+ * intent back.
+ */
+export async function createPaymentIntent(
+  deps: { db: Db; config: Config; stripe: Stripe | null },
+  bookingId: string,
+  bookingToken: string | undefined,
+): Promise<PaymentIntentResponse> {
+  const tenantId = bookingIdFromToken(deps.config, bookingToken, bookingId);
+  if (!deps.stripe) throw new AppError('payments_not_configured', 'STRIPE_SECRET_KEY is not set');
+  const booking = await deps.db.booking.findFirst({ where: { id: bookingId, tenantId } });
+  if (!booking) throw new AppError('booking_not_found');
+  if (booking.status !== 'held') throw new AppError('booking_not_payable', `the booking is ${booking.status}`);
+
+  const intent = booking.paymentIntentId
+    ? await deps.stripe.paymentIntents.retrieve(booking.paymentIntentId)
+    : await deps.stripe.paymentIntents.create(
+        {
+          amount: booking.totalCents - booking.giftCardAppliedCents,
+          currency: booking.currency.toLowerCase(),
+          automatic_payment_methods: { enabled: true },
+          metadata: { booking_id: booking.id, tenant_id: booking.tenantId },
+        },
+        { idempotencyKey: `booking-${booking.id}-payment-intent` },
+      );
+  if (!booking.paymentIntentId) {
+    await deps.db.booking.updateMany({ where: { id: booking.id, paymentIntentId: null }, data: { paymentIntentId: intent.id } });
+  }
+  return {
+    client_secret: intent.client_secret!,
+    publishable_key: deps.config.stripe.publishableKey,
+    amount_cents: intent.amount,
+    currency: booking.currency,
+  };
+}

@@ -1,0 +1,47 @@
+import { AppError } from '@booking/domain';
+import express, { Router } from 'express';
+import type Stripe from 'stripe';
+import type { AppDeps } from '../app-deps';
+import { idempotent } from '../http/idempotency';
+import { createPaymentIntent } from './create-payment-intent';
+import { handlePaymentSucceeded } from './handle-payment-succeeded';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function paymentIntentRoutes(deps: AppDeps): Router {
+  const router = Router();
+  router.post(
+    '/api/embed/bookings/:id/payment-intent',
+    idempotent(deps.redis, { scope: 'payment-intent', ttlSeconds: deps.config.idempotencyTtlSeconds }),
+    async (req, res) => {
+      const id = String(req.params.id);
+      if (!UUID.test(id)) throw new AppError('booking_not_found');
+      res.json(await createPaymentIntent(deps, id, req.get('X-Booking-Token')));
+    },
+  );
+  return router;
+}
+
+/**
+ * Stripe's notifications. Mounted before the JSON body parser: the signature covers the raw
+ * bytes, so they must reach constructEvent untouched.
+ */
+export function stripeWebhookRoutes(deps: AppDeps): Router {
+  const router = Router();
+  router.post('/api/payments/stripe/webhook', express.raw({ type: () => true, limit: deps.config.bodyLimitBytes }), async (req, res) => {
+    const { stripe } = deps;
+    const secret = deps.config.stripe.webhookSecret;
+    if (!stripe || !secret) throw new AppError('payments_not_configured', 'STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are required');
+    let event: Stripe.Event;
+    try {
+      event = stripe.webhooks.constructEvent(req.body as Buffer, req.get('Stripe-Signature') ?? '', secret);
+    } catch {
+      throw new AppError('invalid_signature', 'Stripe-Signature does not match the payload');
+    }
+    if (event.type === 'payment_intent.succeeded') {
+      await handlePaymentSucceeded({ db: deps.db, holds: deps.holds, stripe }, event.id, event.data.object);
+    }
+    res.json({ received: true });
+  });
+  return router;
+}

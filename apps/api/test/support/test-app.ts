@@ -1,0 +1,37 @@
+import { randomInt } from 'node:crypto';
+import { loadConfig } from '@booking/config';
+import { seedDemoTenant, type DemoTenant } from '@booking/db';
+import { createApp } from '../../src/app';
+import { closeAppDeps, createAppDeps, type AppDeps } from '../../src/app-deps';
+
+export interface TestApp {
+  app: ReturnType<typeof createApp>;
+  deps: AppDeps;
+  close: () => Promise<void>;
+}
+
+/**
+ * The real app in-process, on the real PostgreSQL and Redis. It trusts one proxy hop so each
+ * test can present its own client address (see `clientIp`) and never share a rate-limit budget
+ * with another test.
+ */
+export function createTestApp(env: Record<string, string> = {}): TestApp {
+  const config = loadConfig({ ...process.env, TRUST_PROXY: '1', ...env });
+  const deps = createAppDeps(config);
+  return { app: createApp(deps), deps, close: () => closeAppDeps(deps) };
+}
+
+/** A documentation-range address (TEST-NET-3) unlikely to repeat within a run. */
+export function clientIp(): string {
+  return `203.0.${randomInt(0, 256)}.${randomInt(1, 255)}`;
+}
+
+export function seedTenant(deps: AppDeps): Promise<DemoTenant> {
+  return seedDemoTenant(deps.db);
+}
+
+/** The first bookable slot of the demo's first experience (waiver required, party 1..12, capacity 24). */
+export function kayak(demo: DemoTenant) {
+  const experience = demo.experiences[0]!;
+  return { experience, slot: experience.slots[0]!, peakSlot: experience.slots[2]! };
+}

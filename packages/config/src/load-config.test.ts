@@ -1,0 +1,105 @@
+import { ConfigError, loadConfig } from './load-config';
+
+const STRONG_SECRET = 'a-production-secret-of-at-least-32-characters';
+
+/** The message of the ConfigError that `load` throws; fails the test if it does not throw one. */
+function configErrorOf(load: () => unknown): string {
+  try {
+    load();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).message;
+  }
+  throw new Error('expected loadConfig to throw a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('when nothing is set, then the defaults are the spec values', () => {
+    const config = loadConfig({});
+
+    expect(config.holdTtlSeconds).toBe(600); // 10-minute holds
+    expect(config.bookingTokenTtlSeconds).toBe(3600); // 1-hour booking_token
+    expect(config.rateLimits).toEqual({ holdsPerMinute: 10, bookingsPerMinute: 5 });
+    expect(config.idempotencyTtlSeconds).toBe(600);
+    expect(config.trustProxy).toBe(false);
+    expect(config.port).toBe(3000);
+    expect(config.env).toBe('development');
+    expect(config.bodyLimitBytes).toBe(64 * 1024);
+    expect(config.tokenSigningSecret.length).toBeGreaterThanOrEqual(32);
+  });
+
+  it('when settings are given, then they override the defaults', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOLD_TTL_SECONDS: '30',
+      RATE_LIMIT_HOLDS_PER_MINUTE: '3',
+      RATE_LIMIT_BOOKINGS_PER_MINUTE: '2',
+      IDEMPOTENCY_TTL_SECONDS: '1',
+      PUBLIC_BASE_URL: 'https://book.example.com/',
+      TOKEN_SIGNING_SECRET: STRONG_SECRET,
+    });
+
+    expect(config.port).toBe(8080);
+    expect(config.holdTtlSeconds).toBe(30);
+    expect(config.rateLimits).toEqual({ holdsPerMinute: 3, bookingsPerMinute: 2 });
+    expect(config.idempotencyTtlSeconds).toBe(1);
+    expect(config.publicBaseUrl).toBe('https://book.example.com');
+    expect(config.tokenSigningSecret).toBe(STRONG_SECRET);
+  });
+
+  it('when several settings are invalid, then one ConfigError lists every bad name', () => {
+    const message = configErrorOf(() =>
+      loadConfig({ PORT: 'abc', HOLD_TTL_SECONDS: '0', TRUST_PROXY: 'maybe?!', TOKEN_SIGNING_SECRET: 'short' }),
+    );
+
+    for (const name of ['PORT', 'HOLD_TTL_SECONDS', 'TRUST_PROXY', 'TOKEN_SIGNING_SECRET']) {
+      expect(message).toContain(`${name}:`);
+    }
+    expect(message).not.toContain('RATE_LIMIT_HOLDS_PER_MINUTE');
+  });
+
+  it.each([
+    ['HOLD_TTL_SECONDS', '-5'],
+    ['HOLD_TTL_SECONDS', '1.5'],
+    ['RATE_LIMIT_HOLDS_PER_MINUTE', '0'],
+    ['RATE_LIMIT_BOOKINGS_PER_MINUTE', 'ten'],
+    ['IDEMPOTENCY_TTL_SECONDS', ''],
+    ['NODE_ENV', 'staging'],
+    ['LOG_LEVEL', 'loud'],
+    ['REDIS_URL', 'not a url'],
+  ])('when %s is %p, then it is a ConfigError naming it', (name, value) => {
+    expect(configErrorOf(() => loadConfig({ [name]: value }))).toContain(`${name}:`);
+  });
+
+  it('when running in production without TOKEN_SIGNING_SECRET, then it refuses to start', () => {
+    expect(configErrorOf(() => loadConfig({ NODE_ENV: 'production' }))).toContain('TOKEN_SIGNING_SECRET: must be set in production');
+  });
+
+  it('when running in production with a strong TOKEN_SIGNING_SECRET, then it loads', () => {
+    const config = loadConfig({ NODE_ENV: 'production', TOKEN_SIGNING_SECRET: STRONG_SECRET });
+    expect(config.env).toBe('production');
+    expect(config.tokenSigningSecret).toBe(STRONG_SECRET);
+  });
+
+  it('when TOKEN_SIGNING_SECRET is 31 characters, then it is too short; at 32 it is accepted', () => {
+    expect(configErrorOf(() => loadConfig({ TOKEN_SIGNING_SECRET: 'x'.repeat(31) }))).toContain('TOKEN_SIGNING_SECRET');
+    expect(loadConfig({ TOKEN_SIGNING_SECRET: 'x'.repeat(32) }).tokenSigningSecret).toHaveLength(32);
+  });
+
+  it.each<[string, boolean | number | string]>([
+    ['true', true],
+    ['false', false],
+    ['', false],
+    ['1', 1],
+    ['2', 2],
+    ['loopback', 'loopback'],
+    ['loopback, 10.0.0.0/8', 'loopback, 10.0.0.0/8'],
+    ['10.0.0.1,fd00::/8', '10.0.0.1,fd00::/8'],
+  ])('when TRUST_PROXY is %p, then it parses to %p', (input, expected) => {
+    expect(loadConfig({ TRUST_PROXY: input }).trustProxy).toEqual(expected);
+  });
+
+  it.each(['maybe?!', 'yes;no', '$(whoami)'])('when TRUST_PROXY is %p, then it is a ConfigError', (input) => {
+    expect(configErrorOf(() => loadConfig({ TRUST_PROXY: input }))).toContain('TRUST_PROXY:');
+  });
+});
