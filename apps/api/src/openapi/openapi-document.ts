@@ -1,7 +1,18 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { BookingRequest, BookingResponse } from '../bookings/booking-schemas';
+import { CheckInByTokenRequest } from '../bookings/operator-booking-routes';
 import { HoldRequest, HoldResponse } from '../holds/hold-schemas';
 import { Experience, Slot, WidgetExperienceResponse } from '../widget/widget-schemas';
+
+const PaymentIntentResponse = Type.Object(
+  {
+    client_secret: Type.String(),
+    publishable_key: Type.String(),
+    amount_cents: Type.Integer({ minimum: 0, description: 'booking total less any gift card applied' }),
+    currency: Type.String({ minLength: 3, maxLength: 3 }),
+  },
+  { $id: 'PaymentIntentResponse' },
+);
 
 const ErrorBody = Type.Object(
   { error: Type.String({ description: 'machine code' }), detail: Type.Optional(Type.Unknown()) },
@@ -23,6 +34,15 @@ const idempotencyKey = {
 
 const rateLimited = error('Rate limited (per IP); see the RateLimit and RateLimit-Policy headers');
 
+const bookingId = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
+const apiKey = [{ apiKey: [] }];
+const operatorErrors = {
+  401: error('unauthorized: missing, malformed, unknown or revoked API key'),
+  403: error('forbidden: the key\'s role is below the one this action needs'),
+  404: error('booking_not_found (in this tenant)'),
+};
+const anyJson = (description: string) => ({ description, content: { 'application/json': { schema: { type: 'object' } } } });
+
 /** Turns the TypeBox `$ref: "Experience"` style into OpenAPI component references. */
 function componentSchema(schema: TSchema): unknown {
   return JSON.parse(JSON.stringify(schema), (key, value: unknown) =>
@@ -32,13 +52,24 @@ function componentSchema(schema: TSchema): unknown {
 
 /** The OpenAPI 3.1 description of the API, built from the same schemas that validate requests. */
 export function buildOpenApiDocument(serverUrl: string) {
-  const schemas = [ErrorBody, Experience, Slot, WidgetExperienceResponse, HoldRequest, HoldResponse, BookingRequest, BookingResponse];
+  const schemas = [
+    ErrorBody,
+    Experience,
+    Slot,
+    WidgetExperienceResponse,
+    HoldRequest,
+    HoldResponse,
+    BookingRequest,
+    BookingResponse,
+    PaymentIntentResponse,
+    CheckInByTokenRequest,
+  ];
   return {
     openapi: '3.1.0',
     info: {
       title: 'Booking Service',
       version: '1.0.0',
-      description: 'Public booking API for attraction venues: discovery, holds and bookings.',
+      description: 'Booking API for attraction venues: discovery, holds, bookings, payments and operator actions.',
     },
     servers: [{ url: serverUrl }],
     paths: {
@@ -87,6 +118,75 @@ export function buildOpenApiDocument(serverUrl: string) {
           },
         },
       },
+      '/api/embed/bookings/{id}/payment-intent': {
+        post: {
+          summary: 'Create (or, on retry, return) the PaymentIntent paying a held booking',
+          parameters: [
+            bookingId,
+            { name: 'X-Booking-Token', in: 'header', required: true, schema: { type: 'string' }, description: 'booking_token from POST /api/bookings' },
+            idempotencyKey,
+          ],
+          responses: {
+            200: { description: 'Client secret for the payment provider\'s browser library', ...json(PaymentIntentResponse) },
+            401: error('invalid_token, token_expired'),
+            404: error('booking_not_found'),
+            409: error('booking_not_payable: already confirmed, cancelled or refunded'),
+            503: error('payments_not_configured'),
+          },
+        },
+      },
+      '/api/payments/stripe/webhook': {
+        post: {
+          summary: 'Stripe notifications (payment_intent.succeeded confirms the booking once)',
+          parameters: [{ name: 'Stripe-Signature', in: 'header', required: true, schema: { type: 'string' } }],
+          responses: { 200: anyJson('Handled or ignored'), 400: error('invalid_signature'), 503: error('payments_not_configured') },
+        },
+      },
+      '/api/bookings/{id}': {
+        get: {
+          summary: 'A booking as operators see it (staff+)',
+          security: apiKey,
+          parameters: [bookingId],
+          responses: { 200: anyJson('The booking, its payments and its check_in_token'), ...operatorErrors },
+        },
+      },
+      '/api/bookings/{id}/qr.svg': {
+        get: {
+          summary: 'The check-in token as a QR code (staff+)',
+          security: apiKey,
+          parameters: [bookingId],
+          responses: { 200: { description: 'SVG image', content: { 'image/svg+xml': {} } }, ...operatorErrors },
+        },
+      },
+      '/api/bookings/{id}/cancel': {
+        post: {
+          summary: 'Cancel a held or confirmed booking; no refund (manager+)',
+          security: apiKey,
+          parameters: [bookingId],
+          responses: { 200: anyJson('{booking_id, status: "cancelled"}'), ...operatorErrors, 409: error('booking_not_cancellable') },
+        },
+      },
+      '/api/bookings/{id}/check-in': {
+        post: {
+          summary: 'Check a confirmed booking in; idempotent (staff+)',
+          security: apiKey,
+          parameters: [bookingId],
+          responses: { 200: anyJson('{booking_id, checked_in_at, already_checked_in}'), ...operatorErrors, 409: error('booking_not_checkable') },
+        },
+      },
+      '/api/bookings/check-in-by-token': {
+        post: {
+          summary: 'Check in by a scanned QR token of this tenant; idempotent (staff+)',
+          security: apiKey,
+          requestBody: { required: true, ...json(CheckInByTokenRequest) },
+          responses: {
+            200: anyJson('{booking_id, checked_in_at, already_checked_in}'),
+            ...operatorErrors,
+            401: error('unauthorized (API key) or invalid_token (bad signature or expired)'),
+            409: error('booking_not_checkable'),
+          },
+        },
+      },
       '/healthz': { get: { summary: 'Liveness', responses: { 200: { description: 'The process is up' } } } },
       '/readyz': {
         get: {
@@ -95,6 +195,11 @@ export function buildOpenApiDocument(serverUrl: string) {
         },
       },
     },
-    components: { schemas: Object.fromEntries(schemas.map((schema) => [schema.$id, componentSchema(schema)])) },
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', description: 'Tenant API key: svc_<prefix>.<secret>' },
+      },
+      schemas: Object.fromEntries(schemas.map((schema) => [schema.$id, componentSchema(schema)])),
+    },
   };
 }
