@@ -18,12 +18,16 @@ export interface AppDeps {
 }
 
 export function createAppDeps(config: Config): AppDeps {
+  const logger = createLogger(config.logLevel);
   const redis = createRedis(config.redisUrl);
+  // Requests that need Redis fail with 503 while it is away; without a listener ioredis would
+  // also print every failed reconnect as an unhandled error.
+  redis.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
   return {
     config,
     db: createPrismaClient(config.databaseUrl, { poolSize: config.dbPoolSize }),
     redis,
-    logger: createLogger(config.logLevel),
+    logger,
     holds: new HoldStore(redis, config.holdTtlSeconds),
     stripe: createStripe(config),
   };

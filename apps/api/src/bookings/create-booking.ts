@@ -130,6 +130,9 @@ export async function createBooking(deps: Deps, request: BookingRequest): Promis
       });
       if (giftCardAppliedCents === price.totalCents) {
         await confirmBooking(tx, booking, { method: 'gift_card', netPaidCents: giftCardAppliedCents });
+        // Still under the slot lock: the seats leave the hold as they enter seats_booked, so no
+        // replica ever counts them twice (and refuses a live hold for it).
+        await deps.holds.release(hold.slotId, hold.id, hold.seats);
       }
     });
   } catch (error) {
@@ -139,8 +142,7 @@ export async function createBooking(deps: Deps, request: BookingRequest): Promis
   }
 
   const paymentComplete = giftCardAppliedCents === price.totalCents;
-  if (paymentComplete) await deps.holds.release(hold.slotId, hold.id, hold.seats);
-  else await deps.holds.convert(hold, booking.id, booking.guestCount);
+  if (!paymentComplete) await deps.holds.convert(hold, booking.id, booking.guestCount);
 
   return {
     booking_id: booking.id,
