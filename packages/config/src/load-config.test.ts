@@ -72,7 +72,9 @@ describe('loadConfig', () => {
   });
 
   it('when running in production without TOKEN_SIGNING_SECRET, then it refuses to start', () => {
-    expect(configErrorOf(() => loadConfig({ NODE_ENV: 'production' }))).toContain('TOKEN_SIGNING_SECRET: must be set in production');
+    expect(configErrorOf(() => loadConfig({ NODE_ENV: 'production' }))).toContain(
+      'TOKEN_SIGNING_SECRET: must be set in production',
+    );
   });
 
   it('when running in production with a strong TOKEN_SIGNING_SECRET, then it loads', () => {

@@ -1,4 +1,4 @@
-import { bool, cleanEnv, makeValidator, num, port, str, url } from 'envalid';
+import { bool, cleanEnv, makeValidator, port, str, url } from 'envalid';
 
 /** Raised when the environment does not describe a runnable service; lists every bad setting. */
 export class ConfigError extends Error {
@@ -56,7 +56,7 @@ const specs = {
   STRIPE_PUBLISHABLE_KEY: str({ default: '', desc: 'Stripe publishable key handed to the browser with each PaymentIntent' }),
   STRIPE_WEBHOOK_SECRET: str({ default: '', desc: 'Signing secret (whsec_...) of the Stripe webhook endpoint' }),
   STRIPE_API_BASE: str({ default: '', desc: 'Another Stripe-compatible API address, e.g. http://127.0.0.1:12111 for a local mock' }),
-  BODY_LIMIT_BYTES: num({ default: 64 * 1024, desc: 'Largest accepted request body' }),
+  BODY_LIMIT_BYTES: positiveInt({ default: 64 * 1024, desc: 'Largest accepted request body' }),
   DB_POOL_SIZE: positiveInt({ default: 10, desc: 'PostgreSQL connections per process' }),
   SHUTDOWN_GRACE_MS: positiveInt({ default: 10_000, desc: 'Time to finish in-flight work on SIGTERM' }),
   SEED_DEMO_TENANT: bool({ default: true, desc: 'pnpm start seeds a demo tenant into an empty database' }),

@@ -63,6 +63,9 @@ describe('API keys', () => {
   });
 
   it('when the text is shaped like a key, then parseApiKey splits it even if the key does not exist', () => {
-    expect(parseApiKey('svc_abcdef12.secretsecretsecretsecret_-')).toEqual({ prefix: 'abcdef12', secret: 'secretsecretsecretsecret_-' });
+    expect(parseApiKey('svc_abcdef12.secretsecretsecretsecret_-')).toEqual({
+      prefix: 'abcdef12',
+      secret: 'secretsecretsecretsecret_-',
+    });
   });
 });

@@ -75,7 +75,12 @@ describe('signed tokens', () => {
 
     expect(failureOf(token, { now: new Date('2030-01-01T01:00:00Z') })).toBe('expired');
     expect(failureOf(token, { now: new Date('2031-01-01T00:00:00Z') })).toBe('expired');
-    const past = signToken(SECRET, 'booking', { subject: bookingId, tenantId, ttlSeconds: 60, now: new Date(Date.now() - 120_000) });
+    const past = signToken(SECRET, 'booking', {
+      subject: bookingId,
+      tenantId,
+      ttlSeconds: 60,
+      now: new Date(Date.now() - 120_000),
+    });
     expect(failureOf(past)).toBe('expired');
   });
 
@@ -88,7 +93,11 @@ describe('signed tokens', () => {
   });
 
   it('when the token was signed with another secret, then it is invalid', () => {
-    const token = signToken('another-secret-0123456789abcdef0123456789', 'booking', { subject: bookingId, tenantId, ttlSeconds: 3600 });
+    const token = signToken('another-secret-0123456789abcdef0123456789', 'booking', {
+      subject: bookingId,
+      tenantId,
+      ttlSeconds: 3600,
+    });
     expect(failureOf(token)).toBe('invalid');
   });
 

@@ -66,7 +66,13 @@ export function verifyToken(
   } catch {
     throw new TokenError('invalid');
   }
-  if (typeof claims !== 'object' || claims === null || typeof claims.sub !== 'string' || typeof claims.ten !== 'string' || typeof claims.exp !== 'number') {
+  if (
+    typeof claims !== 'object' ||
+    claims === null ||
+    typeof claims.sub !== 'string' ||
+    typeof claims.ten !== 'string' ||
+    typeof claims.exp !== 'number'
+  ) {
     throw new TokenError('invalid');
   }
   if (claims.exp * 1000 <= now.getTime()) throw new TokenError('expired');

@@ -128,7 +128,7 @@ export async function createBooking(deps: Deps, request: BookingRequest): Promis
           guest_count: booking.guestCount,
         },
       });
-      if (giftCardAppliedCents === price.totalCents) {
+      if (giftCard && giftCardAppliedCents === price.totalCents) {
         await confirmBooking(tx, booking, { method: 'gift_card', netPaidCents: giftCardAppliedCents });
         // Still under the slot lock: the seats leave the hold as they enter seats_booked, so no
         // replica ever counts them twice (and refuses a live hold for it).
@@ -141,7 +141,7 @@ export async function createBooking(deps: Deps, request: BookingRequest): Promis
     throw error;
   }
 
-  const paymentComplete = giftCardAppliedCents === price.totalCents;
+  const paymentComplete = request.gift_card_code !== undefined && giftCardAppliedCents === price.totalCents;
   if (!paymentComplete) await deps.holds.convert(hold, booking.id, booking.guestCount);
 
   return {

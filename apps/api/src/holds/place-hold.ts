@@ -7,12 +7,12 @@ import type { HoldStore } from './hold-store';
 /**
  * Places a soft hold on seats of a future slot of a published experience.
  *
- * The capacity check spans PostgreSQL (seats of bookings) and Redis (live holds). Reading the
- * slot row FOR SHARE while the Redis script runs keeps the two consistent: a booking that turns
- * a hold into booked seats takes the row FOR UPDATE and releases the hold only after it commits,
- * so a hold placed here sees either the old booked count with the old hold, or the new count
- * (possibly with the old hold too, which only errs on the safe side). Concurrent holds do not
- * block each other: shared locks coexist and the Redis script is atomic.
+ * The capacity check spans PostgreSQL (seats of confirmed bookings) and Redis (live holds,
+ * including those of held bookings). Reading the slot row FOR SHARE while the Redis script runs
+ * keeps the two consistent: a confirmation moves a hold's seats into seats_booked under the
+ * row's FOR NO KEY UPDATE lock, which this shared lock waits for, so a hold placed here never
+ * sees the seats in neither place. Concurrent holds do not block each other: shared locks
+ * coexist and the Redis script is atomic.
  */
 export async function placeHold(deps: { db: Db; holds: HoldStore }, request: HoldRequest): Promise<HoldResponse> {
   const slot = await deps.db.slot.findUnique({
