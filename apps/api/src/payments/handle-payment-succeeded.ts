@@ -95,13 +95,13 @@ export async function handlePaymentSucceeded(deps: Deps, eventId: string, intent
       },
       { method: 'card', netPaidCents: paidCents + booking.gift_card_applied_cents },
     );
+    // Its seats now count in seats_booked; still under the slot lock, the hold stops counting
+    // them, so no replica ever counts them twice (and refuses or refunds another booking for it).
+    await deps.holds.release(booking.slot_id, booking.hold_id, booking.guest_count);
     return { kind: 'confirmed', booking };
   });
 
-  if (outcome.kind === 'confirmed') {
-    // Its seats now count in seats_booked; the hold must stop counting them twice.
-    await deps.holds.release(outcome.booking.slot_id, outcome.booking.hold_id, outcome.booking.guest_count);
-  } else if (outcome.kind === 'refund') {
+  if (outcome.kind === 'refund') {
     await refundForReview(deps, outcome.bookingId, intent.id);
   }
 }

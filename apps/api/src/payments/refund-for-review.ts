@@ -14,6 +14,11 @@ export async function refundForReview(deps: { db: Db; holds: HoldStore; stripe: 
     { idempotencyKey: `booking-${bookingId}-auto-refund-${paymentIntentId}` },
   );
   const booking = await deps.db.$transaction(async (tx) => {
+    // Redeliveries racing through here all get the same provider refund back; only the first
+    // records it (one booking.refunded), the others find the payment already refunded.
+    const [locked] = await tx.$queryRaw<{ status: string }[]>`
+      SELECT status FROM payments WHERE provider_reference = ${paymentIntentId} FOR UPDATE`;
+    if (!locked || locked.status === 'refunded') return null;
     const payment = await tx.payment.update({ where: { providerReference: paymentIntentId }, data: { status: 'refunded' } });
     const before = await tx.booking.findUniqueOrThrow({ where: { id: bookingId } });
     await tx.booking.update({ where: { id: bookingId }, data: { status: 'refunded' } });
@@ -26,5 +31,5 @@ export async function refundForReview(deps: { db: Db; holds: HoldStore; stripe: 
     });
     return before;
   });
-  if (booking.status === 'held') await deps.holds.release(booking.slotId, booking.holdId, booking.guestCount);
+  if (booking?.status === 'held') await deps.holds.release(booking.slotId, booking.holdId, booking.guestCount);
 }
