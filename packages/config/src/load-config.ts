@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { bool, cleanEnv, makeValidator, port, str, url } from 'envalid';
 
 /** Raised when the environment does not describe a runnable service; lists every bad setting. */
@@ -23,7 +24,13 @@ const trustProxy = makeValidator<boolean | number | string>((input) => {
   if (value === 'true') return true;
   if (value === 'false' || value === '') return false;
   if (/^\d+$/.test(value)) return Number(value);
-  if (/^[\w.:/\s,-]+$/.test(value)) return value;
+  const items = value.split(',').map((item) => item.trim());
+  const valid = (item: string) => {
+    if (['loopback', 'linklocal', 'uniquelocal'].includes(item)) return true;
+    const [address = '', prefix] = item.split('/');
+    return isIP(address) !== 0 && (prefix === undefined || /^\d{1,3}$/.test(prefix));
+  };
+  if (items.every(valid)) return value;
   throw new Error('must be true, false, a hop count or a comma list of addresses/subnets');
 });
 

@@ -7,7 +7,10 @@ import { Redis } from 'ioredis';
 export function createRedis(url: string, options: { maxRetriesPerRequest?: number | null } = {}): Redis {
   return new Redis(url, {
     lazyConnect: true,
-    maxRetriesPerRequest: options.maxRetriesPerRequest === undefined ? 3 : options.maxRetriesPerRequest,
+    // While Redis is away a request should fail fast (503) rather than wait through long
+    // reconnect back-offs; reconnecting keeps going in the background.
+    maxRetriesPerRequest: options.maxRetriesPerRequest === undefined ? 1 : options.maxRetriesPerRequest,
+    retryStrategy: (attempt) => Math.min(attempt * 50, 500),
   });
 }
 

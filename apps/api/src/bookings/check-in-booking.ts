@@ -21,10 +21,11 @@ export async function checkInBooking(db: Db, operator: Operator, bookingId: stri
       SELECT status, checked_in_at FROM bookings
       WHERE id = ${bookingId}::uuid AND tenant_id = ${operator.tenantId}::uuid FOR UPDATE`;
     if (!row) throw new AppError('booking_not_found');
+    // Status first: a booking cancelled after its guests arrived is no longer admissible.
+    if (row.status !== 'confirmed') throw new AppError('booking_not_checkable', `the booking is ${row.status}`);
     if (row.checked_in_at) {
       return { booking_id: bookingId, checked_in_at: row.checked_in_at.toISOString(), already_checked_in: true };
     }
-    if (row.status !== 'confirmed') throw new AppError('booking_not_checkable', `the booking is ${row.status}`);
     const { checkedInAt } = await tx.booking.update({ where: { id: bookingId }, data: { checkedInAt: new Date() } });
     await recordEvent(tx, {
       tenantId: operator.tenantId,

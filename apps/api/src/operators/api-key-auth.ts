@@ -19,7 +19,8 @@ export interface Operator {
 const LAST_USED_PRECISION_MS = 60_000;
 
 async function authenticate(db: Db, header: string | undefined): Promise<Operator> {
-  const token = header?.match(/^Bearer (.+)$/)?.[1];
+  // The auth scheme name is case-insensitive (RFC 9110).
+  const token = header?.match(/^Bearer (.+)$/i)?.[1];
   const parsed = token ? parseApiKey(token) : null;
   if (!parsed) throw new AppError('unauthorized');
   const key = await db.apiKey.findUnique({ where: { prefix: parsed.prefix } });

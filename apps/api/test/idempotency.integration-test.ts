@@ -1,0 +1,422 @@
+import { randomUUID } from 'node:crypto';
+import request from 'supertest';
+import type { DemoTenant } from '@booking/db';
+import { bookingBody, placeHold } from './support/booking-flow';
+import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
+
+type Experience = DemoTenant['experiences'][number];
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** `work`, or a rejection after `ms`; the timer never outlives the race. */
+function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}
+
+describe('Idempotency-Key on POST /api/bookings/hold and POST /api/bookings', () => {
+  let t: TestApp;
+
+  beforeAll(() => {
+    t = createTestApp();
+  });
+  afterAll(() => t.close());
+
+  function postHold(app: TestApp, ip: string, body: object, key?: string) {
+    const req = request(app.app).post('/api/bookings/hold').set('X-Forwarded-For', ip);
+    return (key === undefined ? req : req.set('Idempotency-Key', key)).send(body);
+  }
+
+  function postBooking(app: TestApp, ip: string, body: object, key?: string) {
+    const req = request(app.app).post('/api/bookings').set('X-Forwarded-For', ip);
+    return (key === undefined ? req : req.set('Idempotency-Key', key)).send(body);
+  }
+
+  /** seats_remaining of a slot as the public widget reports it. */
+  async function seatsRemaining(
+    app: TestApp,
+    demo: DemoTenant,
+    experience: Experience,
+    slotId: string,
+  ): Promise<number> {
+    const res = await request(app.app)
+      .get('/api/widget/experience')
+      .query({ tenant: demo.tenant.slug, experience: experience.slug })
+      .expect(200);
+    const slot = (res.body.slots as { id: string; seats_remaining: number }[]).find((s) => s.id === slotId);
+    if (!slot) throw new Error(`slot ${slotId} is not listed`);
+    return slot.seats_remaining;
+  }
+
+  /** Waits (bounded) until a PostgreSQL backend is blocked on a row lock in a query containing `fragment`. */
+  async function waitForBlockedQuery(fragment: string): Promise<void> {
+    const deadline = Date.now() + 5000;
+    while (Date.now() < deadline) {
+      const [row] = await t.deps.db.$queryRaw<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE ${`%${fragment}%`}`;
+      if (row!.n > 0) return;
+      await sleep(25);
+    }
+    throw new Error(`no query blocked on "${fragment}" within 5 s`);
+  }
+
+  /**
+   * Locks a slot row FOR UPDATE in a transaction of its own until `release` is called (or 15 s
+   * pass), so a hold or booking on that slot stays in flight for as long as the test needs.
+   * Resolves once the lock is taken.
+   */
+  async function lockSlot(slotId: string): Promise<{ release: () => void; done: Promise<unknown> }> {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let markLocked!: () => void;
+    const locked = new Promise<void>((resolve) => (markLocked = resolve));
+    const done = t.deps.db.$transaction(
+      async (tx) => {
+        await tx.$queryRaw`SELECT id FROM slots WHERE id = ${slotId}::uuid FOR UPDATE`;
+        markLocked();
+        // Bounded: the lock goes away by itself if the test fails before releasing it.
+        await within(released, 15_000, 'release').catch(() => undefined);
+      },
+      { timeout: 20_000 },
+    );
+    await within(Promise.race([locked, done]), 5000, 'locking the slot');
+    return { release, done };
+  }
+
+  describe('POST /api/bookings/hold', () => {
+    let demo: DemoTenant;
+    beforeEach(async () => {
+      demo = await seedTenant(t.deps);
+    });
+
+    it('when the same key and body are sent twice, then the second replays the first and the seats are held once', async () => {
+      const { experience, slot } = kayak(demo);
+      const ip = clientIp();
+      const key = randomUUID();
+      const body = { slot_id: slot.id, experience_id: experience.id, seats: 3 };
+
+      const first = await postHold(t, ip, body, key);
+      const second = await postHold(t, ip, body, key);
+
+      expect(first.status).toBe(200);
+      expect(first.headers['idempotent-replayed']).toBeUndefined();
+      expect(second.status).toBe(200);
+      expect(second.headers['idempotent-replayed']).toBe('true');
+      expect(second.body).toEqual(first.body);
+      expect(first.body).toEqual({ hold_id: expect.any(String), expires_at: expect.any(String) });
+      expect(await seatsRemaining(t, demo, experience, slot.id)).toBe(24 - 3);
+    });
+
+    it('when the same key comes with a different body, then it is 422 idempotency_key_reused and nothing more is held', async () => {
+      const { experience, slot } = kayak(demo);
+      const ip = clientIp();
+      const key = randomUUID();
+
+      await postHold(t, ip, { slot_id: slot.id, experience_id: experience.id, seats: 2 }, key).expect(200);
+      const res = await postHold(t, ip, { slot_id: slot.id, experience_id: experience.id, seats: 5 }, key);
+
+      expect(res.status).toBe(422);
+      expect(res.body.error).toBe('idempotency_key_reused');
+      expect(res.headers['idempotent-replayed']).toBeUndefined();
+      expect(await seatsRemaining(t, demo, experience, slot.id)).toBe(24 - 2);
+    });
+
+    it('when a retry arrives while the first request is still running, then it is 409 idempotency_request_in_progress', async () => {
+      const { experience, slot } = kayak(demo);
+      const ip = clientIp();
+      const key = randomUUID();
+      const body = { slot_id: slot.id, experience_id: experience.id, seats: 2 };
+      const lock = await lockSlot(slot.id);
+
+      let first: Promise<request.Response> | undefined;
+      try {
+        // The first request claims the key, then waits for the slot row we hold locked.
+        first = postHold(t, ip, body, key).then((res) => res);
+        await waitForBlockedQuery('FOR SHARE');
+
+        const retry = await postHold(t, ip, body, key);
+        expect(retry.status).toBe(409);
+        expect(retry.body.error).toBe('idempotency_request_in_progress');
+      } finally {
+        lock.release();
+      }
+      await lock.done;
+
+      const firstRes = await first!;
+      expect(firstRes.status).toBe(200);
+      const later = await postHold(t, ip, body, key);
+      expect(later.status).toBe(200);
+      expect(later.headers['idempotent-replayed']).toBe('true');
+      expect(later.body).toEqual(firstRes.body);
+      expect(await seatsRemaining(t, demo, experience, slot.id)).toBe(24 - 2);
+    });
+
+    it('when several requests with one key race, then exactly one does the work and the rest conflict or replay it', async () => {
+      const { experience, slot } = kayak(demo);
+      const ip = clientIp();
+      const key = randomUUID();
+      const body = { slot_id: slot.id, experience_id: experience.id, seats: 4 };
+
+      const responses = await Promise.all(Array.from({ length: 6 }, () => postHold(t, ip, body, key)));
+
+      const original = responses.filter(
+        (res) => res.status === 200 && res.headers['idempotent-replayed'] === undefined,
+      );
+      expect(original).toHaveLength(1);
+      for (const res of responses) {
+        if (res === original[0]) continue;
+        if (res.status === 409) {
+          expect(res.body).toEqual({ error: 'idempotency_request_in_progress' });
+        } else {
+          expect(res.status).toBe(200);
+          expect(res.headers['idempotent-replayed']).toBe('true');
+          expect(res.body).toEqual(original[0]!.body);
+        }
+      }
+      expect(await seatsRemaining(t, demo, experience, slot.id)).toBe(24 - 4);
+    });
+
+    it.each([
+      ['256 characters long', 'k'.repeat(256)],
+      ['empty', ''],
+      ['made of non-visible characters', 'has space'],
+    ])('when the key is %s, then it is 400 invalid_idempotency_key and nothing is held', async (_label, key) => {
+      const { experience, slot } = kayak(demo);
+
+      const res = await postHold(t, clientIp(), { slot_id: slot.id, experience_id: experience.id, seats: 1 }, key);
+
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_idempotency_key');
+      expect(await seatsRemaining(t, demo, experience, slot.id)).toBe(24);
+    });
+
+    it('when the key is exactly 255 characters, then it is accepted and replays', async () => {
+      const { experience, slot } = kayak(demo);
+      const ip = clientIp();
+      const key = `${randomUUID()}${'k'.repeat(255)}`.slice(0, 255);
+      const body = { slot_id: slot.id, experience_id: experience.id, seats: 1 };
+
+      const first = await postHold(t, ip, body, key);
+      const second = await postHold(t, ip, body, key);
+
+      expect(first.status).toBe(200);
+      expect(second.headers['idempotent-replayed']).toBe('true');
+      expect(second.body).toEqual(first.body);
+    });
+
+    it('when there is no Idempotency-Key, then two identical requests place two holds', async () => {
+      const { experience, slot } = kayak(demo);
+      const ip = clientIp();
+      const body = { slot_id: slot.id, experience_id: experience.id, seats: 2 };
+
+      const first = await postHold(t, ip, body);
+      const second = await postHold(t, ip, body);
+
+      expect(first.status).toBe(200);
+      expect(second.status).toBe(200);
+      expect(second.headers['idempotent-replayed']).toBeUndefined();
+      expect(second.body.hold_id).not.toBe(first.body.hold_id);
+      expect(await seatsRemaining(t, demo, experience, slot.id)).toBe(24 - 4);
+    });
+
+    it('when two clients (IPs) use the same key, then each gets its own hold', async () => {
+      const { experience, slot } = kayak(demo);
+      const key = randomUUID();
+      const body = { slot_id: slot.id, experience_id: experience.id, seats: 2 };
+
+      const fromA = await postHold(t, clientIp(), body, key);
+      const fromB = await postHold(t, clientIp(), body, key);
+
+      expect(fromA.status).toBe(200);
+      expect(fromB.status).toBe(200);
+      expect(fromB.headers['idempotent-replayed']).toBeUndefined();
+      expect(fromB.body.hold_id).not.toBe(fromA.body.hold_id);
+      expect(await seatsRemaining(t, demo, experience, slot.id)).toBe(24 - 4);
+    });
+
+    it('when the first answer was a 4xx, then a retry replays it even though it would now succeed', async () => {
+      const { experience, slot } = kayak(demo);
+      const ip = clientIp();
+      const key = randomUUID();
+      const body = { slot_id: slot.id, experience_id: experience.id, seats: 1 };
+      await placeHold(t, ip, experience, slot.id, 12);
+      await placeHold(t, ip, experience, slot.id, 12);
+
+      const refused = await postHold(t, ip, body, key);
+      expect(refused.status).toBe(409);
+      expect(refused.body.error).toBe('insufficient_capacity');
+
+      // Free the slot: a fresh request would now be served.
+      await t.deps.redis.del(`holds:slot:${slot.id}`);
+      const retry = await postHold(t, ip, body, key);
+      expect(retry.status).toBe(409);
+      expect(retry.headers['idempotent-replayed']).toBe('true');
+      expect(retry.body).toEqual(refused.body);
+      await postHold(t, ip, body).expect(200);
+    });
+  });
+
+  describe('POST /api/bookings', () => {
+    let demo: DemoTenant;
+    beforeEach(async () => {
+      demo = await seedTenant(t.deps);
+    });
+
+    it('when the same key and body are sent twice, then the second replays the 201 and one booking exists', async () => {
+      const { experience, slot } = kayak(demo);
+      const ip = clientIp();
+      const holdId = await placeHold(t, ip, experience, slot.id, 2);
+      const body = bookingBody(demo, experience, slot.id, holdId, 2);
+      const key = randomUUID();
+
+      const first = await postBooking(t, ip, body, key);
+      const second = await postBooking(t, ip, body, key);
+
+      expect(first.status).toBe(201);
+      expect(first.headers['idempotent-replayed']).toBeUndefined();
+      expect(second.status).toBe(201);
+      expect(second.headers['idempotent-replayed']).toBe('true');
+      expect(second.body).toEqual(first.body);
+      expect(await t.deps.db.booking.count({ where: { holdId } })).toBe(1);
+      expect(await t.deps.db.booking.count({ where: { tenantId: demo.tenant.id } })).toBe(1);
+      expect(await seatsRemaining(t, demo, experience, slot.id)).toBe(24 - 2);
+    });
+
+    it('when the same key comes with a different body, then it is 422 idempotency_key_reused', async () => {
+      const { experience, slot } = kayak(demo);
+      const ip = clientIp();
+      const holdId = await placeHold(t, ip, experience, slot.id, 3);
+      const key = randomUUID();
+
+      await postBooking(t, ip, bookingBody(demo, experience, slot.id, holdId, 3), key).expect(201);
+      const res = await postBooking(t, ip, bookingBody(demo, experience, slot.id, holdId, 2), key);
+
+      expect(res.status).toBe(422);
+      expect(res.body.error).toBe('idempotency_key_reused');
+      expect(await t.deps.db.booking.count({ where: { holdId } })).toBe(1);
+      expect(await seatsRemaining(t, demo, experience, slot.id)).toBe(24 - 3);
+    });
+
+    it('when a retry arrives while the first booking is still being created, then it is 409 idempotency_request_in_progress', async () => {
+      const { experience, slot } = kayak(demo);
+      const ip = clientIp();
+      const holdId = await placeHold(t, ip, experience, slot.id, 2);
+      const body = bookingBody(demo, experience, slot.id, holdId, 2);
+      const key = randomUUID();
+      const lock = await lockSlot(slot.id);
+
+      let first: Promise<request.Response> | undefined;
+      try {
+        first = postBooking(t, ip, body, key).then((res) => res);
+        await waitForBlockedQuery('FOR NO KEY UPDATE');
+
+        const retry = await postBooking(t, ip, body, key);
+        expect(retry.status).toBe(409);
+        expect(retry.body.error).toBe('idempotency_request_in_progress');
+      } finally {
+        lock.release();
+      }
+      await lock.done;
+
+      const firstRes = await first!;
+      expect(firstRes.status).toBe(201);
+      const later = await postBooking(t, ip, body, key);
+      expect(later.headers['idempotent-replayed']).toBe('true');
+      expect(later.body).toEqual(firstRes.body);
+      expect(await t.deps.db.booking.count({ where: { holdId } })).toBe(1);
+    });
+
+    it('when several bookings with one key race, then exactly one booking is created and the rest conflict or replay', async () => {
+      const { experience, slot } = kayak(demo);
+      const ip = clientIp();
+      const holdId = await placeHold(t, ip, experience, slot.id, 2);
+      const body = bookingBody(demo, experience, slot.id, holdId, 2);
+      const key = randomUUID();
+
+      // Five is the per-IP booking budget.
+      const responses = await Promise.all(Array.from({ length: 5 }, () => postBooking(t, ip, body, key)));
+
+      const original = responses.filter(
+        (res) => res.status === 201 && res.headers['idempotent-replayed'] === undefined,
+      );
+      expect(original).toHaveLength(1);
+      for (const res of responses) {
+        if (res === original[0]) continue;
+        if (res.status === 409) {
+          expect(res.body).toEqual({ error: 'idempotency_request_in_progress' });
+        } else {
+          expect(res.status).toBe(201);
+          expect(res.headers['idempotent-replayed']).toBe('true');
+          expect(res.body).toEqual(original[0]!.body);
+        }
+      }
+      expect(await t.deps.db.booking.count({ where: { holdId } })).toBe(1);
+      expect(await seatsRemaining(t, demo, experience, slot.id)).toBe(24 - 2);
+    });
+
+    it('when the same key is used on the hold and the booking route, then each route keeps its own record', async () => {
+      const { experience, slot } = kayak(demo);
+      const ip = clientIp();
+      const key = randomUUID();
+
+      const hold = await postHold(t, ip, { slot_id: slot.id, experience_id: experience.id, seats: 2 }, key);
+      expect(hold.status).toBe(200);
+      const booking = await postBooking(t, ip, bookingBody(demo, experience, slot.id, hold.body.hold_id, 2), key);
+
+      expect(booking.status).toBe(201);
+      expect(booking.headers['idempotent-replayed']).toBeUndefined();
+      expect(booking.body.booking_id).toEqual(expect.any(String));
+      expect(await t.deps.db.booking.count({ where: { holdId: hold.body.hold_id } })).toBe(1);
+    });
+
+    it('when the first answer was 404 hold_not_found, then a retry replays the 404', async () => {
+      const { experience, slot } = kayak(demo);
+      const ip = clientIp();
+      const key = randomUUID();
+      const body = bookingBody(demo, experience, slot.id, randomUUID(), 1);
+
+      const first = await postBooking(t, ip, body, key);
+      const retry = await postBooking(t, ip, body, key);
+
+      expect(first.status).toBe(404);
+      expect(first.body).toEqual({ error: 'hold_not_found' });
+      expect(retry.status).toBe(404);
+      expect(retry.headers['idempotent-replayed']).toBe('true');
+      expect(retry.body).toEqual(first.body);
+    });
+  });
+
+  describe('record lifetime', () => {
+    let short: TestApp;
+    beforeAll(() => {
+      short = createTestApp({ IDEMPOTENCY_TTL_SECONDS: '1' });
+    });
+    afterAll(() => short.close());
+
+    it('when IDEMPOTENCY_TTL_SECONDS has passed, then the same key does the work again', async () => {
+      const demo = await seedTenant(short.deps);
+      const { experience, slot } = kayak(demo);
+      const ip = clientIp();
+      const key = randomUUID();
+      const body = { slot_id: slot.id, experience_id: experience.id, seats: 1 };
+
+      const first = await postHold(short, ip, body, key);
+      const replay = await postHold(short, ip, body, key);
+      expect(first.status).toBe(200);
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.body).toEqual(first.body);
+
+      await sleep(1200);
+      const afterExpiry = await postHold(short, ip, body, key);
+
+      expect(afterExpiry.status).toBe(200);
+      expect(afterExpiry.headers['idempotent-replayed']).toBeUndefined();
+      expect(afterExpiry.body.hold_id).not.toBe(first.body.hold_id);
+      expect(await seatsRemaining(short, demo, experience, slot.id)).toBe(24 - 2);
+    });
+  });
+});
