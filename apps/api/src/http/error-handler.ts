@@ -18,7 +18,7 @@ function isBackendUnavailable(error: unknown): boolean {
   return (
     name === 'PrismaClientInitializationError' ||
     name === 'MaxRetriesPerRequestError' ||
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'P1001', 'P1017', 'P2024'].includes(code) ||
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'P1001', 'P1017', 'P2024', 'P2028'].includes(code) ||
     /Connection is closed|connect ECONNREFUSED/.test(String((error as Error)?.message))
   );
 }
