@@ -13,6 +13,17 @@ export interface ConfirmableBooking {
   customerEmail: string;
 }
 
+/** The fields every booking event carries about its subject. */
+export function bookingEventSubject(booking: ConfirmableBooking) {
+  return {
+    booking_id: booking.id,
+    experience_id: booking.experienceId,
+    venue_id: booking.venueId,
+    slot_id: booking.slotId,
+    customer_email: booking.customerEmail,
+  };
+}
+
 /**
  * The confirmation step shared by every way a booking gets paid (full gift card, provider
  * payment, cash). The caller holds the slot row lock and has checked that the seats fit: the
@@ -32,11 +43,7 @@ export async function confirmBooking(
     entityType: 'booking',
     entityId: booking.id,
     fields: {
-      booking_id: booking.id,
-      experience_id: booking.experienceId,
-      venue_id: booking.venueId,
-      slot_id: booking.slotId,
-      customer_email: booking.customerEmail,
+      ...bookingEventSubject(booking),
       // Every booking is its own order here; order_id names it for receivers that group by order.
       order_id: booking.id,
       is_primary_booking: true,

@@ -7,7 +7,7 @@ import { signToken } from '@booking/signing';
 import { applyGiftCard } from '../gift-cards/apply-gift-card';
 import type { Hold, HoldStore } from '../holds/hold-store';
 import type { BookingRequest, BookingResponse } from './booking-schemas';
-import { confirmBooking } from './confirm-booking';
+import { bookingEventSubject, confirmBooking } from './confirm-booking';
 import { lockSlotAndCheckSeats } from './lock-slot';
 import { resolveAddons } from './resolve-addons';
 
@@ -119,14 +119,7 @@ export async function createBooking(deps: Deps, request: BookingRequest): Promis
         name: 'booking.created',
         entityType: 'booking',
         entityId: booking.id,
-        fields: {
-          booking_id: booking.id,
-          experience_id: booking.experienceId,
-          venue_id: booking.venueId,
-          slot_id: booking.slotId,
-          customer_email: email,
-          guest_count: booking.guestCount,
-        },
+        fields: { ...bookingEventSubject(booking), guest_count: booking.guestCount },
       });
       if (giftCard && giftCardAppliedCents === price.totalCents) {
         await confirmBooking(tx, booking, { method: 'gift_card', netPaidCents: giftCardAppliedCents });

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { AppError } from '@booking/domain';
-import { Router, type Request } from 'express';
+import { Router } from 'express';
 import QRCode from 'qrcode';
 import type { AppDeps } from '../app-deps';
+import { bookingIdParam } from '../http/path-params';
 import { createParser } from '../http/validation';
 import { operatorOf, requireRole } from '../operators/api-key-auth';
 import { cancelBooking } from './cancel-booking';
@@ -15,15 +15,6 @@ export const CheckInByTokenRequest = Type.Object(
 );
 const parseCheckInByToken = createParser(CheckInByTokenRequest);
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** A path id that is not a uuid names no booking. */
-function bookingIdOf(req: Request): string {
-  const id = String(req.params.id);
-  if (!UUID.test(id)) throw new AppError('booking_not_found');
-  return id;
-}
-
 /** Operator actions on bookings, with tenant API keys: staff check in and look up, managers cancel. */
 export function operatorBookingRoutes(deps: AppDeps): Router {
   const router = Router();
@@ -34,17 +25,17 @@ export function operatorBookingRoutes(deps: AppDeps): Router {
     res.json(await checkInByToken(deps, operatorOf(req), parseCheckInByToken(req.body).token));
   });
   router.get('/api/bookings/:id', staff, async (req, res) => {
-    res.json(await getBooking(deps, operatorOf(req).tenantId, bookingIdOf(req)));
+    res.json(await getBooking(deps, operatorOf(req).tenantId, bookingIdParam(req)));
   });
   router.get('/api/bookings/:id/qr.svg', staff, async (req, res) => {
-    const booking = await getBooking(deps, operatorOf(req).tenantId, bookingIdOf(req));
+    const booking = await getBooking(deps, operatorOf(req).tenantId, bookingIdParam(req));
     res.type('image/svg+xml').send(await QRCode.toString(booking.check_in_token, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 }));
   });
   router.post('/api/bookings/:id/cancel', manager, async (req, res) => {
-    res.json(await cancelBooking(deps, operatorOf(req), bookingIdOf(req)));
+    res.json(await cancelBooking(deps, operatorOf(req), bookingIdParam(req)));
   });
   router.post('/api/bookings/:id/check-in', staff, async (req, res) => {
-    res.json(await checkInBooking(deps.db, operatorOf(req), bookingIdOf(req)));
+    res.json(await checkInBooking(deps.db, operatorOf(req), bookingIdParam(req)));
   });
   return router;
 }

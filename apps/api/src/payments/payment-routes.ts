@@ -3,10 +3,9 @@ import express, { Router } from 'express';
 import type Stripe from 'stripe';
 import type { AppDeps } from '../app-deps';
 import { idempotent } from '../http/idempotency';
+import { bookingIdParam } from '../http/path-params';
 import { createPaymentIntent } from './create-payment-intent';
 import { handlePaymentSucceeded } from './handle-payment-succeeded';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function paymentIntentRoutes(deps: AppDeps): Router {
   const router = Router();
@@ -14,9 +13,7 @@ export function paymentIntentRoutes(deps: AppDeps): Router {
     '/api/embed/bookings/:id/payment-intent',
     idempotent(deps.redis, { scope: 'payment-intent', ttlSeconds: deps.config.idempotencyTtlSeconds }),
     async (req, res) => {
-      const id = String(req.params.id);
-      if (!UUID.test(id)) throw new AppError('booking_not_found');
-      res.json(await createPaymentIntent(deps, id, req.get('X-Booking-Token')));
+      res.json(await createPaymentIntent(deps, bookingIdParam(req), req.get('X-Booking-Token')));
     },
   );
   return router;
