@@ -21,15 +21,28 @@ async function newCard(t: TestApp, tenantId: string, balanceCents: number, curre
 }
 
 async function balanceOf(t: TestApp, tenantId: string, code: string): Promise<number> {
-  const card = await t.deps.db.giftCard.findUniqueOrThrow({ where: { tenantId_codeHash: { tenantId, codeHash: hashGiftCardCode(code) } } });
+  const card = await t.deps.db.giftCard.findUniqueOrThrow({
+    where: { tenantId_codeHash: { tenantId, codeHash: hashGiftCardCode(code) } },
+  });
   return card.balanceCents;
 }
 
 /** Holds seats from a fresh client address and posts the booking, returning the raw answer. */
-async function bookWithCard(t: TestApp, demo: DemoTenant, experience: Experience, slotId: string, guests: number, code: string | undefined, seats = guests) {
+async function bookWithCard(
+  t: TestApp,
+  demo: DemoTenant,
+  experience: Experience,
+  slotId: string,
+  guests: number,
+  code: string | undefined,
+  seats = guests,
+) {
   const ip = clientIp();
   const holdId = await placeHold(t, ip, experience, slotId, seats);
-  const body = { ...bookingBody(demo, experience, slotId, holdId, guests), ...(code !== undefined && { gift_card_code: code }) };
+  const body = {
+    ...bookingBody(demo, experience, slotId, holdId, guests),
+    ...(code !== undefined && { gift_card_code: code }),
+  };
   const res = await request(t.app).post('/api/bookings').set('X-Forwarded-For', ip).send(body);
   return { res, holdId, ip, body };
 }
@@ -65,12 +78,23 @@ describe('gift cards on POST /api/bookings', () => {
     const { res, holdId } = await bookWithCard(t, demo, experience, slot.id, 2, big.code, 3);
 
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ status: 'confirmed', total_cents: 9000, currency: 'USD', gift_card_applied_cents: 9000, payment_complete: true });
+    expect(res.body).toMatchObject({
+      status: 'confirmed',
+      total_cents: 9000,
+      currency: 'USD',
+      gift_card_applied_cents: 9000,
+      payment_complete: true,
+    });
     expect(await balanceOf(t, demo.tenant.id, big.code)).toBe(1_000_000 - 9000);
-    const booking = await t.deps.db.booking.findUniqueOrThrow({ where: { id: res.body.booking_id }, include: { payments: true, giftCard: true } });
+    const booking = await t.deps.db.booking.findUniqueOrThrow({
+      where: { id: res.body.booking_id },
+      include: { payments: true, giftCard: true },
+    });
     expect(booking).toMatchObject({ status: 'confirmed', giftCardAppliedCents: 9000, paymentIntentId: null });
     expect(booking.giftCard!.codeLast4).toBe(big.code.slice(-4));
-    expect(booking.payments).toEqual([expect.objectContaining({ method: 'gift_card', amountCents: 9000, currency: 'USD', status: 'succeeded' })]);
+    expect(booking.payments).toEqual([
+      expect.objectContaining({ method: 'gift_card', amountCents: 9000, currency: 'USD', status: 'succeeded' }),
+    ]);
     expect((await t.deps.db.slot.findUniqueOrThrow({ where: { id: slot.id } })).seatsBooked).toBe(2);
     expect((await t.deps.holds.liveSeats([slot.id])).get(slot.id)).toBe(0);
     expect(await t.deps.holds.get(holdId)).toBeNull();
@@ -111,11 +135,18 @@ describe('gift cards on POST /api/bookings', () => {
     const { res } = await bookWithCard(t, demo, experience, slot.id, 2, small.code);
 
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ status: 'held', total_cents: 9000, gift_card_applied_cents: 500, payment_complete: false });
+    expect(res.body).toMatchObject({
+      status: 'held',
+      total_cents: 9000,
+      gift_card_applied_cents: 500,
+      payment_complete: false,
+    });
     expect(await balanceOf(t, demo.tenant.id, small.code)).toBe(0);
     expect((await t.deps.db.slot.findUniqueOrThrow({ where: { id: slot.id } })).seatsBooked).toBe(0);
     expect((await t.deps.holds.liveSeats([slot.id])).get(slot.id)).toBe(2);
-    expect((await t.deps.db.event.findMany({ where: { entityId: res.body.booking_id } })).map((e) => e.name)).toEqual(['booking.created']);
+    expect((await t.deps.db.event.findMany({ where: { entityId: res.body.booking_id } })).map((e) => e.name)).toEqual([
+      'booking.created',
+    ]);
 
     const intent = await request(t.app)
       .post(`/api/embed/bookings/${res.body.booking_id}/payment-intent`)
@@ -129,14 +160,24 @@ describe('gift cards on POST /api/bookings', () => {
 
     // The card pays the rest: the booking is confirmed for the whole total.
     const signed = signedPaymentSucceededEvent(fake.succeed(intentId), { secret: WEBHOOK_SECRET });
-    await request(t.app).post('/api/payments/stripe/webhook').set('Content-Type', 'application/json').set('Stripe-Signature', signed.signature).send(signed.payload).expect(200);
-    const booking = await t.deps.db.booking.findUniqueOrThrow({ where: { id: res.body.booking_id }, include: { payments: { orderBy: { createdAt: 'asc' } } } });
+    await request(t.app)
+      .post('/api/payments/stripe/webhook')
+      .set('Content-Type', 'application/json')
+      .set('Stripe-Signature', signed.signature)
+      .send(signed.payload)
+      .expect(200);
+    const booking = await t.deps.db.booking.findUniqueOrThrow({
+      where: { id: res.body.booking_id },
+      include: { payments: { orderBy: { createdAt: 'asc' } } },
+    });
     expect(booking.status).toBe('confirmed');
     expect(booking.payments.map((p) => [p.method, p.amountCents])).toEqual([
       ['gift_card', 500],
       ['card', 8500],
     ]);
-    const confirmed = await t.deps.db.event.findFirstOrThrow({ where: { entityId: booking.id, name: 'booking.confirmed' } });
+    const confirmed = await t.deps.db.event.findFirstOrThrow({
+      where: { entityId: booking.id, name: 'booking.confirmed' },
+    });
     expect(confirmed.data).toMatchObject({ method: 'card', charge_amount_cents: 9000, net_paid_cents: 9000 });
   });
 
@@ -147,12 +188,16 @@ describe('gift cards on POST /api/bookings', () => {
 
     for (const variant of variants) {
       const { res } = await bookWithCard(t, demo, experience, slot.id, 1, variant);
-      expect({ variant, status: res.status, applied: res.body.gift_card_applied_cents }).toEqual({ variant, status: 201, applied: 4500 });
+      expect({ variant, status: res.status, applied: res.body.gift_card_applied_cents }).toEqual({
+        variant,
+        status: 201,
+        applied: 4500,
+      });
     }
     expect(await balanceOf(t, demo.tenant.id, card.code)).toBe(100_000 - 3 * 4500);
   });
 
-  it('when the code is unknown or another tenant\'s, then it is 400 gift_card_not_found and no card is touched', async () => {
+  it("when the code is unknown or another tenant's, then it is 400 gift_card_not_found and no card is touched", async () => {
     const { experience, slot } = kayak(demo);
     const other = await seedTenant(t.deps);
     const foreign = other.gift_cards[0]!;
@@ -167,7 +212,9 @@ describe('gift cards on POST /api/bookings', () => {
     expect(await balanceOf(t, other.tenant.id, foreign.code)).toBe(foreign.balance_cents);
     expect(await t.deps.db.booking.count({ where: { holdId: { in: [unknown.holdId, outsider.holdId] } } })).toBe(0);
     // The hold was not used up: the same request without the card goes through.
-    const { gift_card_code: _ignored, ...withoutCard } = unknown.body as typeof unknown.body & { gift_card_code?: string };
+    const { gift_card_code: _ignored, ...withoutCard } = unknown.body as typeof unknown.body & {
+      gift_card_code?: string;
+    };
     const retry = await request(t.app).post('/api/bookings').set('X-Forwarded-For', unknown.ip).send(withoutCard);
     expect(retry.status).toBe(201);
   });
@@ -180,7 +227,10 @@ describe('gift cards on POST /api/bookings', () => {
     const { res } = await bookWithCard(t, demo, experience, slot.id, 1, card.code);
 
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'gift_card_currency_mismatch', detail: { gift_card_currency: 'EUR', booking_currency: 'USD' } });
+    expect(res.body).toEqual({
+      error: 'gift_card_currency_mismatch',
+      detail: { gift_card_currency: 'EUR', booking_currency: 'USD' },
+    });
     expect(await balanceOf(t, demo.tenant.id, card.code)).toBe(50_000);
   });
 
@@ -225,7 +275,9 @@ describe('gift cards on POST /api/bookings', () => {
     const holdId = await placeHold(t, ip, experience, slot.id, 2);
     const body = { ...bookingBody(demo, experience, slot.id, holdId, 2), gift_card_code: card.code };
 
-    const replies = await Promise.all([0, 1, 2].map(() => request(t.app).post('/api/bookings').set('X-Forwarded-For', ip).send(body)));
+    const replies = await Promise.all(
+      [0, 1, 2].map(() => request(t.app).post('/api/bookings').set('X-Forwarded-For', ip).send(body)),
+    );
 
     expect(replies.map((r) => r.status).sort()).toEqual([201, 404, 404]);
     expect(await balanceOf(t, demo.tenant.id, card.code)).toBe(100_000 - 9000);
@@ -254,11 +306,19 @@ describe('gift cards on POST /api/bookings', () => {
           const app = index % 2 === 0 ? t : replica;
           const ip = clientIp();
           const holdId = await placeHold(app, ip, experience, slotId, guests);
-          return { app, ip, body: { ...bookingBody(demo, experience, slotId, holdId, guests), gift_card_code: card.code } };
+          return {
+            app,
+            ip,
+            body: { ...bookingBody(demo, experience, slotId, holdId, guests), gift_card_code: card.code },
+          };
         }),
       );
 
-      const replies = await Promise.all(prepared.map(({ app, ip, body }) => request(app.app).post('/api/bookings').set('X-Forwarded-For', ip).send(body)));
+      const replies = await Promise.all(
+        prepared.map(({ app, ip, body }) =>
+          request(app.app).post('/api/bookings').set('X-Forwarded-For', ip).send(body),
+        ),
+      );
 
       const created = replies.filter((r) => r.status === 201);
       const refused = replies.filter((r) => r.status !== 201);
@@ -273,8 +333,12 @@ describe('gift cards on POST /api/bookings', () => {
         ['confirmed', total],
         ['held', total / 2],
       ]);
-      expect(refused.map((r) => [r.status, r.body.error])).toEqual(Array(plain.length - 2).fill([400, 'gift_card_empty']));
-      const payments = await t.deps.db.payment.findMany({ where: { method: 'gift_card', booking: { giftCardId: card.id } } });
+      expect(refused.map((r) => [r.status, r.body.error])).toEqual(
+        Array(plain.length - 2).fill([400, 'gift_card_empty']),
+      );
+      const payments = await t.deps.db.payment.findMany({
+        where: { method: 'gift_card', booking: { giftCardId: card.id } },
+      });
       expect(payments.reduce((sum, p) => sum + p.amountCents, 0)).toBe(original - balance);
       const bookings = await t.deps.db.booking.findMany({ where: { giftCardId: card.id } });
       expect(bookings.reduce((sum, b) => sum + b.giftCardAppliedCents, 0)).toBe(original - balance);

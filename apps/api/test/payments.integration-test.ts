@@ -3,7 +3,14 @@ import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import { signToken } from '@booking/signing';
 import { bookingBody, placeHold } from './support/booking-flow';
-import { signEvent, signedPaymentSucceededEvent, startFakeStripe, stopFakeStripe, type FakeStripe, type SignedEvent } from './support/fake-stripe';
+import {
+  signEvent,
+  signedPaymentSucceededEvent,
+  startFakeStripe,
+  stopFakeStripe,
+  type FakeStripe,
+  type SignedEvent,
+} from './support/fake-stripe';
 import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
 
 // The app's real Stripe SDK talks to a fake Stripe on 127.0.0.1; inbound events are signed with
@@ -43,7 +50,14 @@ async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs 
 }
 
 /** Holds seats and books them through the API, from a fresh client address. */
-async function book(t: TestApp, demo: DemoTenant, experience: Experience, slotId: string, guests: number, extra: object = {}): Promise<Booked> {
+async function book(
+  t: TestApp,
+  demo: DemoTenant,
+  experience: Experience,
+  slotId: string,
+  guests: number,
+  extra: object = {},
+): Promise<Booked> {
   const ip = clientIp();
   const holdId = await placeHold(t, ip, experience, slotId, guests);
   const res = await request(t.app)
@@ -78,9 +92,20 @@ async function paidEvent(t: TestApp, fake: FakeStripe, booked: Booked): Promise<
 /** Everything a payment can change, to compare before and after a delivery. */
 async function paymentState(t: TestApp, bookingId: string, slotId: string) {
   const [booking, payments, events, slot, live] = await Promise.all([
-    t.deps.db.booking.findUniqueOrThrow({ where: { id: bookingId }, select: { status: true, reviewReason: true, paymentIntentId: true } }),
-    t.deps.db.payment.findMany({ where: { bookingId }, select: { id: true, method: true, status: true, amountCents: true }, orderBy: { createdAt: 'asc' } }),
-    t.deps.db.event.findMany({ where: { entityId: bookingId }, select: { id: true, name: true }, orderBy: { createdAt: 'asc' } }),
+    t.deps.db.booking.findUniqueOrThrow({
+      where: { id: bookingId },
+      select: { status: true, reviewReason: true, paymentIntentId: true },
+    }),
+    t.deps.db.payment.findMany({
+      where: { bookingId },
+      select: { id: true, method: true, status: true, amountCents: true },
+      orderBy: { createdAt: 'asc' },
+    }),
+    t.deps.db.event.findMany({
+      where: { entityId: bookingId },
+      select: { id: true, name: true },
+      orderBy: { createdAt: 'asc' },
+    }),
     t.deps.db.slot.findUniqueOrThrow({ where: { id: slotId }, select: { seatsBooked: true, capacity: true } }),
     t.deps.holds.liveSeats([slotId]),
   ]);
@@ -119,7 +144,9 @@ describe('payments', () => {
         amount_cents: 6750 * 2,
         currency: 'USD',
       });
-      const created = fake.requestsTo('POST', '/v1/payment_intents').filter((r) => (r.body.metadata as Record<string, string>).booking_id === booked.booking_id);
+      const created = fake
+        .requestsTo('POST', '/v1/payment_intents')
+        .filter((r) => (r.body.metadata as Record<string, string>).booking_id === booked.booking_id);
       expect(created).toHaveLength(1);
       expect(created[0]!.body).toEqual({
         amount: String(6750 * 2),
@@ -129,7 +156,11 @@ describe('payments', () => {
       });
       expect(created[0]!.idempotencyKey).toEqual(expect.any(String));
       const intentId = (res.body.client_secret as string).split('_secret_')[0]!;
-      expect(fake.intents.get(intentId)).toMatchObject({ amount: 13500, currency: 'usd', metadata: { booking_id: booked.booking_id } });
+      expect(fake.intents.get(intentId)).toMatchObject({
+        amount: 13500,
+        currency: 'usd',
+        metadata: { booking_id: booked.booking_id },
+      });
       const booking = await t.deps.db.booking.findUniqueOrThrow({ where: { id: booked.booking_id } });
       expect(booking.paymentIntentId).toBe(intentId);
 
@@ -145,7 +176,9 @@ describe('payments', () => {
       const { experience, slot } = kayak(demo);
       const booked = await book(t, demo, experience, slot.id, 1);
 
-      const replies = await Promise.all(Array.from({ length: 5 }, () => paymentIntent(t, booked.booking_id, booked.booking_token)));
+      const replies = await Promise.all(
+        Array.from({ length: 5 }, () => paymentIntent(t, booked.booking_id, booked.booking_token)),
+      );
 
       expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
       expect(new Set(replies.map((r) => r.body.client_secret)).size).toBe(1);
@@ -182,13 +215,33 @@ describe('payments', () => {
       const [version, payload, mac] = booked.booking_token.split('.') as [string, string, string];
       const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { exp: number };
       const longerLived = Buffer.from(JSON.stringify({ ...claims, exp: claims.exp + 86_400 })).toString('base64url');
-      const checkInToken = signToken(t.deps.config.tokenSigningSecret, 'check_in', { subject: booked.booking_id, tenantId: demo.tenant.id, ttlSeconds: 600 });
-      const otherSecret = signToken('another-secret-of-at-least-32-characters!', 'booking', { subject: booked.booking_id, tenantId: demo.tenant.id, ttlSeconds: 600 });
+      const checkInToken = signToken(t.deps.config.tokenSigningSecret, 'check_in', {
+        subject: booked.booking_id,
+        tenantId: demo.tenant.id,
+        ttlSeconds: 600,
+      });
+      const otherSecret = signToken('another-secret-of-at-least-32-characters!', 'booking', {
+        subject: booked.booking_id,
+        tenantId: demo.tenant.id,
+        ttlSeconds: 600,
+      });
       const stripeCalls = fake.requests.length;
 
-      for (const token of [undefined, '', 'garbage', `${version}.${longerLived}.${mac}`, other.booking_token, checkInToken, otherSecret]) {
+      for (const token of [
+        undefined,
+        '',
+        'garbage',
+        `${version}.${longerLived}.${mac}`,
+        other.booking_token,
+        checkInToken,
+        otherSecret,
+      ]) {
         const res = await paymentIntent(t, booked.booking_id, token);
-        expect({ token, status: res.status, error: res.body.error }).toEqual({ token, status: 401, error: 'invalid_token' });
+        expect({ token, status: res.status, error: res.body.error }).toEqual({
+          token,
+          status: 401,
+          error: 'invalid_token',
+        });
       }
       expect(fake.requests.length).toBe(stripeCalls);
     });
@@ -211,14 +264,18 @@ describe('payments', () => {
       }
     });
 
-    it('when no such booking exists in the token\'s tenant, then it is 404 booking_not_found', async () => {
+    it("when no such booking exists in the token's tenant, then it is 404 booking_not_found", async () => {
       const secret = t.deps.config.tokenSigningSecret;
       const unknown = randomUUID();
       const forUnknown = signToken(secret, 'booking', { subject: unknown, tenantId: demo.tenant.id, ttlSeconds: 600 });
       const { experience, slot } = kayak(demo);
       const booked = await book(t, demo, experience, slot.id, 1);
       const elsewhere = await seedTenant(t.deps);
-      const wrongTenant = signToken(secret, 'booking', { subject: booked.booking_id, tenantId: elsewhere.tenant.id, ttlSeconds: 600 });
+      const wrongTenant = signToken(secret, 'booking', {
+        subject: booked.booking_id,
+        tenantId: elsewhere.tenant.id,
+        ttlSeconds: 600,
+      });
 
       const missing = await paymentIntent(t, unknown, forUnknown);
       const foreign = await paymentIntent(t, booked.booking_id, wrongTenant);
@@ -235,7 +292,10 @@ describe('payments', () => {
       const paid = await book(t, demo, experience, slot.id, 1);
       await deliver(t, await paidEvent(t, fake, paid)).expect(200);
       const cancelled = await book(t, demo, experience, slot.id, 1);
-      await request(t.app).post(`/api/bookings/${cancelled.booking_id}/cancel`).set('Authorization', `Bearer ${demo.api_keys.manager}`).expect(200);
+      await request(t.app)
+        .post(`/api/bookings/${cancelled.booking_id}/cancel`)
+        .set('Authorization', `Bearer ${demo.api_keys.manager}`)
+        .expect(200);
       const refunded = await book(t, demo, experience, slot.id, 1);
       await t.deps.db.booking.update({ where: { id: refunded.booking_id }, data: { status: 'refunded' } });
       const stripeCalls = fake.requests.length;
@@ -249,14 +309,25 @@ describe('payments', () => {
     });
 
     it('when no Stripe key is configured, then it is 503 payments_not_configured', async () => {
-      const unpaid = createTestApp({ STRIPE_SECRET_KEY: '', STRIPE_PUBLISHABLE_KEY: '', STRIPE_WEBHOOK_SECRET: '', STRIPE_API_BASE: '' });
+      const unpaid = createTestApp({
+        STRIPE_SECRET_KEY: '',
+        STRIPE_PUBLISHABLE_KEY: '',
+        STRIPE_WEBHOOK_SECRET: '',
+        STRIPE_API_BASE: '',
+      });
       try {
         expect(unpaid.deps.stripe).toBeNull();
         const { experience, slot } = kayak(demo);
         const booked = await book(unpaid, demo, experience, slot.id, 1);
 
         const res = await paymentIntent(unpaid, booked.booking_id, booked.booking_token);
-        const hook = await deliver(unpaid, signEvent({ id: `evt_${randomUUID()}`, type: 'payment_intent.succeeded', data: { object: { id: 'pi_x' } } }, { secret: WEBHOOK_SECRET }));
+        const hook = await deliver(
+          unpaid,
+          signEvent(
+            { id: `evt_${randomUUID()}`, type: 'payment_intent.succeeded', data: { object: { id: 'pi_x' } } },
+            { secret: WEBHOOK_SECRET },
+          ),
+        );
 
         expect(res.status).toBe(503);
         expect(res.body.error).toBe('payments_not_configured');
@@ -281,7 +352,10 @@ describe('payments', () => {
       const before = await paymentState(t, booked.booking_id, slot.id);
       const wrongSecret = signEvent(signed.event, { secret: 'whsec_other' });
       // Older than the SDK's five-minute tolerance: a captured delivery replayed later.
-      const stale = signEvent(signed.event, { secret: WEBHOOK_SECRET, timestamp: Math.floor(Date.now() / 1000) - 3600 });
+      const stale = signEvent(signed.event, {
+        secret: WEBHOOK_SECRET,
+        timestamp: Math.floor(Date.now() / 1000) - 3600,
+      });
 
       for (const attempt of [
         { payload: signed.payload, signature: wrongSecret.signature },
@@ -310,14 +384,18 @@ describe('payments', () => {
       expect(res.status).toBe(200);
       const state = await paymentState(t, booked.booking_id, peakSlot.id);
       expect(state.booking).toEqual({ status: 'confirmed', reviewReason: null, paymentIntentId: intent.id });
-      expect(state.payments).toEqual([{ id: expect.any(String), method: 'card', status: 'succeeded', amountCents: 6750 * 3 }]);
+      expect(state.payments).toEqual([
+        { id: expect.any(String), method: 'card', status: 'succeeded', amountCents: 6750 * 3 },
+      ]);
       const payment = await t.deps.db.payment.findUniqueOrThrow({ where: { id: state.payments[0]!.id } });
       expect(payment).toMatchObject({ providerReference: intent.id, currency: 'USD', tenantId: demo.tenant.id });
       expect(state.slot.seatsBooked).toBe(3);
       expect(state.liveSeats).toBe(0);
       expect(await t.deps.holds.get(booked.holdId)).toBeNull();
 
-      const confirmed = await t.deps.db.event.findMany({ where: { entityId: booked.booking_id, name: 'booking.confirmed' } });
+      const confirmed = await t.deps.db.event.findMany({
+        where: { entityId: booked.booking_id, name: 'booking.confirmed' },
+      });
       expect(confirmed).toHaveLength(1);
       expect(confirmed[0]).toMatchObject({ tenantId: demo.tenant.id, entityType: 'booking', schemaVersion: 2 });
       expect(confirmed[0]!.data).toEqual({
@@ -337,7 +415,9 @@ describe('payments', () => {
         method: 'card',
         net_paid_cents: 6750 * 3,
       });
-      expect(await t.deps.db.providerEvent.findUnique({ where: { id: signed.event.id } })).toMatchObject({ type: 'payment_intent.succeeded' });
+      expect(await t.deps.db.providerEvent.findUnique({ where: { id: signed.event.id } })).toMatchObject({
+        type: 'payment_intent.succeeded',
+      });
     });
 
     it('when the same event is delivered again, then it answers 200 and nothing changes', async () => {
@@ -395,10 +475,19 @@ describe('payments', () => {
       const before = await paymentState(t, booked.booking_id, slot.id);
       const intent = signed.event.data.object;
 
-      const failed = await deliver(t, signEvent({ ...signed.event, id: `evt_${randomUUID()}`, type: 'payment_intent.payment_failed' }, { secret: WEBHOOK_SECRET }));
+      const failed = await deliver(
+        t,
+        signEvent(
+          { ...signed.event, id: `evt_${randomUUID()}`, type: 'payment_intent.payment_failed' },
+          { secret: WEBHOOK_SECRET },
+        ),
+      );
       const noBooking = await deliver(
         t,
-        signEvent({ ...signed.event, id: `evt_${randomUUID()}`, data: { object: { ...intent, metadata: {} } } }, { secret: WEBHOOK_SECRET }),
+        signEvent(
+          { ...signed.event, id: `evt_${randomUUID()}`, data: { object: { ...intent, metadata: {} } } },
+          { secret: WEBHOOK_SECRET },
+        ),
       );
 
       expect(failed.status).toBe(200);
@@ -414,13 +503,21 @@ describe('payments', () => {
       afterAll(() => short?.close());
 
       /** A held booking whose one-second hold has run out (its seats are free for anyone again). */
-      async function expiredBooking(own: DemoTenant, slotId: string, guests: number): Promise<{ booked: Booked; signed: SignedEvent }> {
+      async function expiredBooking(
+        own: DemoTenant,
+        slotId: string,
+        guests: number,
+      ): Promise<{ booked: Booked; signed: SignedEvent }> {
         const { experience } = kayak(own);
         const booked = await book(short, own, experience, slotId, guests);
         // The intent exists before the hold runs out: the customer was paying when it did.
         const signed = await paidEvent(short, fake, booked);
         const booking = await short.deps.db.booking.findUniqueOrThrow({ where: { id: booked.booking_id } });
-        await waitUntil('the hold to expire', async () => (await short.deps.holds.now()) > booking.holdExpiresAt.getTime(), 5000);
+        await waitUntil(
+          'the hold to expire',
+          async () => (await short.deps.holds.now()) > booking.holdExpiresAt.getTime(),
+          5000,
+        );
         expect((await short.deps.holds.liveSeats([slotId])).get(slotId)).toBe(0);
         return { booked, signed };
       }
@@ -437,14 +534,31 @@ describe('payments', () => {
 
         expect(res.status).toBe(200);
         const state = await paymentState(t, booked.booking_id, slot.id);
-        expect(state.booking).toEqual({ status: 'refunded', reviewReason: expect.any(String), paymentIntentId: intent.id });
-        expect(state.payments).toEqual([{ id: expect.any(String), method: 'card', status: 'refunded', amountCents: intent.amount }]);
+        expect(state.booking).toEqual({
+          status: 'refunded',
+          reviewReason: expect.any(String),
+          paymentIntentId: intent.id,
+        });
+        expect(state.payments).toEqual([
+          { id: expect.any(String), method: 'card', status: 'refunded', amountCents: intent.amount },
+        ]);
         expect(fake.refunds.filter((r) => r.payment_intent === intent.id)).toEqual([
-          expect.objectContaining({ status: 'succeeded', amount: intent.amount, metadata: expect.objectContaining({ booking_id: booked.booking_id }) }),
+          expect.objectContaining({
+            status: 'succeeded',
+            amount: intent.amount,
+            metadata: expect.objectContaining({ booking_id: booked.booking_id }),
+          }),
         ]);
         expect(state.events.map((e) => e.name)).toEqual(['booking.created', 'booking.refunded']);
-        const refunded = await t.deps.db.event.findFirstOrThrow({ where: { entityId: booked.booking_id, name: 'booking.refunded' } });
-        expect(refunded.data).toMatchObject({ booking_id: booked.booking_id, amount_cents: intent.amount, schema_version: 2, entity_type: 'booking' });
+        const refunded = await t.deps.db.event.findFirstOrThrow({
+          where: { entityId: booked.booking_id, name: 'booking.refunded' },
+        });
+        expect(refunded.data).toMatchObject({
+          booking_id: booked.booking_id,
+          amount_cents: intent.amount,
+          schema_version: 2,
+          entity_type: 'booking',
+        });
         expect(state.slot.seatsBooked).toBe(0);
         expect(state.slot.seatsBooked + state.liveSeats).toBeLessThanOrEqual(state.slot.capacity);
         expect(state.liveSeats).toBe(24);
@@ -486,7 +600,12 @@ describe('payments', () => {
         const failed = await deliver(t, signed);
 
         expect(failed.status).toBeGreaterThanOrEqual(500);
-        expect(fake.requestsTo('POST', '/v1/refunds').filter((r) => r.body.payment_intent === intent.id).map((r) => r.status)).toEqual([500, 500, 500]);
+        expect(
+          fake
+            .requestsTo('POST', '/v1/refunds')
+            .filter((r) => r.body.payment_intent === intent.id)
+            .map((r) => r.status),
+        ).toEqual([500, 500, 500]);
         const pending = await paymentState(t, booked.booking_id, slot.id);
         expect(pending.booking.status).not.toBe('confirmed');
         expect(pending.booking.reviewReason).toEqual(expect.any(String));

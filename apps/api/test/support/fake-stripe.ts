@@ -120,9 +120,13 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     const amount = toInt(body.amount);
     const currency = typeof body.currency === 'string' ? body.currency.toLowerCase() : '';
     if (!Number.isSafeInteger(amount) || amount < 1) {
-      return stripeError(400, 'invalid_request_error', 'Invalid integer: amount', { param: 'amount', code: 'parameter_invalid_integer' });
+      return stripeError(400, 'invalid_request_error', 'Invalid integer: amount', {
+        param: 'amount',
+        code: 'parameter_invalid_integer',
+      });
     }
-    if (!/^[a-z]{3}$/.test(currency)) return stripeError(400, 'invalid_request_error', 'Invalid currency', { param: 'currency' });
+    if (!/^[a-z]{3}$/.test(currency))
+      return stripeError(400, 'invalid_request_error', 'Invalid currency', { param: 'currency' });
     const intentId = id('pi');
     const automatic = body.automatic_payment_methods as Form | undefined;
     const intent: FakePaymentIntent = {
@@ -150,7 +154,9 @@ export async function startFakeStripe(): Promise<FakeStripe> {
         param: 'payment_intent',
       });
     }
-    const already = refunds.filter((refund) => refund.payment_intent === intent.id).reduce((sum, refund) => sum + refund.amount, 0);
+    const already = refunds
+      .filter((refund) => refund.payment_intent === intent.id)
+      .reduce((sum, refund) => sum + refund.amount, 0);
     const amount = body.amount === undefined ? intent.amount_received - already : toInt(body.amount);
     if (!Number.isSafeInteger(amount) || amount < 1 || amount > intent.amount_received - already) {
       return stripeError(400, 'invalid_request_error', 'Charge has already been refunded or the amount is too large', {
@@ -178,7 +184,10 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       const intent = intents.get(decodeURIComponent(match[1]!));
       return intent
         ? { status: 200, body: intent }
-        : stripeError(404, 'invalid_request_error', `No such payment_intent: '${match[1]}'`, { code: 'resource_missing', param: 'intent' });
+        : stripeError(404, 'invalid_request_error', `No such payment_intent: '${match[1]}'`, {
+            code: 'resource_missing',
+            param: 'intent',
+          });
     }
     if (method === 'POST' && path === '/v1/refunds') {
       if (refundFailures > 0) {
@@ -204,7 +213,11 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       const fingerprint = `${method} ${path} ${text}`;
       const stored = method === 'POST' && idempotencyKey ? idempotent.get(idempotencyKey) : undefined;
       if (stored && stored.fingerprint !== fingerprint) {
-        reply = stripeError(400, 'idempotency_error', `Keys for idempotent requests can only be used with the same parameters they were first used with.`);
+        reply = stripeError(
+          400,
+          'idempotency_error',
+          `Keys for idempotent requests can only be used with the same parameters they were first used with.`,
+        );
       } else if (stored) {
         reply = stored.reply;
         res.setHeader('Idempotent-Replayed', 'true');
@@ -212,7 +225,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
         reply = route(method, path, body);
         // A 500 here stands for a failure before the request took effect: nothing is kept, so a
         // retry with the same key runs again.
-        if (method === 'POST' && idempotencyKey && reply.status < 500) idempotent.set(idempotencyKey, { fingerprint, reply });
+        if (method === 'POST' && idempotencyKey && reply.status < 500)
+          idempotent.set(idempotencyKey, { fingerprint, reply });
       }
       requests.push({ method, path, body, idempotencyKey, status: reply.status });
       res.writeHead(reply.status, { 'Content-Type': 'application/json', 'Request-Id': id('req') });
@@ -246,7 +260,9 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       return intent;
     },
     requestsTo(method: string, path: string | RegExp) {
-      return requests.filter((r) => r.method === method && (typeof path === 'string' ? r.path === path : path.test(r.path)));
+      return requests.filter(
+        (r) => r.method === method && (typeof path === 'string' ? r.path === path : path.test(r.path)),
+      );
     },
     stop() {
       return new Promise<void>((resolve) => {
@@ -279,7 +295,11 @@ export function signEvent<E extends { id: string; type: string; data: { object: 
   options: { secret: string; timestamp?: number },
 ): { payload: string; signature: string; event: E } {
   const payload = JSON.stringify(event);
-  const signature = signer.webhooks.generateTestHeaderString({ payload, secret: options.secret, timestamp: options.timestamp });
+  const signature = signer.webhooks.generateTestHeaderString({
+    payload,
+    secret: options.secret,
+    timestamp: options.timestamp,
+  });
   return { payload, signature, event };
 }
 
@@ -301,7 +321,13 @@ export function signedPaymentSucceededEvent(
       pending_webhooks: 1,
       request: { id: null, idempotency_key: null },
       type: 'payment_intent.succeeded',
-      data: { object: { ...intent, status: 'succeeded', amount_received: intent.amount_received || intent.amount } as FakePaymentIntent },
+      data: {
+        object: {
+          ...intent,
+          status: 'succeeded',
+          amount_received: intent.amount_received || intent.amount,
+        } as FakePaymentIntent,
+      },
     },
     options,
   );
