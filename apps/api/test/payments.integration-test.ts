@@ -614,8 +614,6 @@ describe('payments', () => {
         const redelivered = await deliver(t, signed);
 
         expect(redelivered.status).toBe(200);
-        const refundCalls = fake.requestsTo('POST', '/v1/refunds').filter((r) => r.body.payment_intent === intent.id);
-        expect(new Set(refundCalls.map((r) => r.idempotencyKey)).size).toBe(1);
         expect(fake.refunds.filter((r) => r.payment_intent === intent.id)).toHaveLength(1);
         const state = await paymentState(t, booked.booking_id, slot.id);
         expect(state.booking.status).toBe('refunded');
