@@ -48,8 +48,18 @@ describe('POST /api/bookings', () => {
     expect(token.subject).toBe(res.body.booking_id);
     expect(token.expiresAt.getTime() - Date.now()).toBeGreaterThan(3590_000);
 
-    const booking = await t.deps.db.booking.findUniqueOrThrow({ where: { id: res.body.booking_id }, include: { addons: true, customer: true } });
-    expect(booking).toMatchObject({ status: 'held', guestCount: 3, holdId, unitPriceCents: 6750, addonsTotalCents: 3100, notes: 'Celebrating a birthday' });
+    const booking = await t.deps.db.booking.findUniqueOrThrow({
+      where: { id: res.body.booking_id },
+      include: { addons: true, customer: true },
+    });
+    expect(booking).toMatchObject({
+      status: 'held',
+      guestCount: 3,
+      holdId,
+      unitPriceCents: 6750,
+      addonsTotalCents: 3100,
+      notes: 'Celebrating a birthday',
+    });
     expect(booking.addons).toHaveLength(2);
     expect(booking.customer.email).toBe(body.customer.email);
     // A held booking keeps its seats through its hold until the hold expires or it is paid.
@@ -107,14 +117,19 @@ describe('POST /api/bookings', () => {
       const body = bookingBody(demo, experience, slot.id, holdId, 1);
       await book(ip, { ...body, customer: { email, first_name: firstName, phone: '+1 555 0100' } }).expect(201);
     }
-    const customers = await t.deps.db.customer.findMany({ where: { tenantId: demo.tenant.id, email: email.toLowerCase() } });
+    const customers = await t.deps.db.customer.findMany({
+      where: { tenantId: demo.tenant.id, email: email.toLowerCase() },
+    });
     expect(customers).toHaveLength(1);
     expect(customers[0]).toMatchObject({ firstName: 'Gracie', phone: '+1 555 0100' });
   });
 
   it('when the hold does not exist, then it is 404 hold_not_found', async () => {
     const { experience, slot } = kayak(demo);
-    const res = await book(clientIp(), bookingBody(demo, experience, slot.id, '00000000-0000-4000-8000-000000000001', 1));
+    const res = await book(
+      clientIp(),
+      bookingBody(demo, experience, slot.id, '00000000-0000-4000-8000-000000000001', 1),
+    );
     expect(res.status).toBe(404);
     expect(res.body).toEqual({ error: 'hold_not_found' });
   });
@@ -151,7 +166,7 @@ describe('POST /api/bookings', () => {
     expect(tooFew.body.error).toBe('invalid_guest_count');
   });
 
-  it('when an addon is unknown, then it is 400 addon_not_found; another experience\'s, retired or repeated addon is addon_invalid', async () => {
+  it("when an addon is unknown, then it is 400 addon_not_found; another experience's, retired or repeated addon is addon_invalid", async () => {
     const { experience, slot } = kayak(demo);
     const ip = clientIp();
     const holdId = await placeHold(t, ip, experience, slot.id, 1);
@@ -161,17 +176,29 @@ describe('POST /api/bookings', () => {
 
     const unknown = await book(ip, { ...body, addons: [{ addon_id: '00000000-0000-4000-8000-000000000003', qty: 1 }] });
     expect(unknown.status).toBe(400);
-    expect(unknown.body).toEqual({ error: 'addon_not_found', detail: { addon_ids: ['00000000-0000-4000-8000-000000000003'] } });
+    expect(unknown.body).toEqual({
+      error: 'addon_not_found',
+      detail: { addon_ids: ['00000000-0000-4000-8000-000000000003'] },
+    });
 
     const other = await book(ip, { ...body, addons: [{ addon_id: foreign, qty: 1 }] });
     expect(other.status).toBe(400);
     expect(other.body.error).toBe('addon_invalid');
 
-    const twice = await book(ip, { ...body, addons: [{ addon_id: own, qty: 1 }, { addon_id: own, qty: 2 }] });
+    const twice = await book(ip, {
+      ...body,
+      addons: [
+        { addon_id: own, qty: 1 },
+        { addon_id: own, qty: 2 },
+      ],
+    });
     expect(twice.body.error).toBe('addon_invalid');
 
     const otherTenant = await seedTenant(t.deps);
-    const outsider = await book(clientIp(), { ...body, addons: [{ addon_id: otherTenant.experiences[0]!.addons[0]!.id, qty: 1 }] });
+    const outsider = await book(clientIp(), {
+      ...body,
+      addons: [{ addon_id: otherTenant.experiences[0]!.addons[0]!.id, qty: 1 }],
+    });
     expect(outsider.body.error).toBe('addon_not_found');
 
     await t.deps.db.addon.update({ where: { id: own }, data: { active: false } });
@@ -190,7 +217,10 @@ describe('POST /api/bookings', () => {
       const ip = clientIp();
       const holdId = await placeHold(short, ip, experience, slot.id, 2);
       await new Promise((resolve) => setTimeout(resolve, 1100));
-      const res = await request(short.app).post('/api/bookings').set('X-Forwarded-For', ip).send(bookingBody(other, experience, slot.id, holdId, 2));
+      const res = await request(short.app)
+        .post('/api/bookings')
+        .set('X-Forwarded-For', ip)
+        .send(bookingBody(other, experience, slot.id, holdId, 2));
       expect(res.status).toBe(410);
       expect(res.body).toEqual({ error: 'hold_expired' });
     } finally {

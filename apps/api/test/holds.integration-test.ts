@@ -12,7 +12,8 @@ describe('POST /api/bookings/hold', () => {
   });
   afterAll(() => t.close());
 
-  const hold = (ip: string, body: object) => request(t.app).post('/api/bookings/hold').set('X-Forwarded-For', ip).send(body);
+  const hold = (ip: string, body: object) =>
+    request(t.app).post('/api/bookings/hold').set('X-Forwarded-For', ip).send(body);
 
   it('when seats are free, then it holds them for HOLD_TTL_SECONDS and they count at once', async () => {
     const { experience, slot } = kayak(demo);
@@ -48,14 +49,25 @@ describe('POST /api/bookings/hold', () => {
       const { experience, slot } = kayak(other);
       await short.deps.db.slot.update({ where: { id: slot.id }, data: { capacity: 5 } });
       const ip = clientIp();
-      const first = await request(short.app).post('/api/bookings/hold').set('X-Forwarded-For', ip).send({ slot_id: slot.id, experience_id: experience.id, seats: 5 });
+      const first = await request(short.app)
+        .post('/api/bookings/hold')
+        .set('X-Forwarded-For', ip)
+        .send({ slot_id: slot.id, experience_id: experience.id, seats: 5 });
       expect(first.status).toBe(200);
-      await request(short.app).post('/api/bookings/hold').set('X-Forwarded-For', ip).send({ slot_id: slot.id, experience_id: experience.id, seats: 1 }).expect(409);
+      await request(short.app)
+        .post('/api/bookings/hold')
+        .set('X-Forwarded-For', ip)
+        .send({ slot_id: slot.id, experience_id: experience.id, seats: 1 })
+        .expect(409);
 
       await new Promise((resolve) => setTimeout(resolve, 1200));
 
       expect((await short.deps.holds.liveSeats([slot.id])).get(slot.id)).toBe(0);
-      await request(short.app).post('/api/bookings/hold').set('X-Forwarded-For', ip).send({ slot_id: slot.id, experience_id: experience.id, seats: 5 }).expect(200);
+      await request(short.app)
+        .post('/api/bookings/hold')
+        .set('X-Forwarded-For', ip)
+        .send({ slot_id: slot.id, experience_id: experience.id, seats: 5 })
+        .expect(200);
     } finally {
       await short.close();
     }
@@ -63,7 +75,11 @@ describe('POST /api/bookings/hold', () => {
 
   it('when the slot is unknown, then it is 404 slot_not_found', async () => {
     const { experience } = kayak(demo);
-    const res = await hold(clientIp(), { slot_id: '00000000-0000-4000-8000-000000000000', experience_id: experience.id, seats: 1 });
+    const res = await hold(clientIp(), {
+      slot_id: '00000000-0000-4000-8000-000000000000',
+      experience_id: experience.id,
+      seats: 1,
+    });
     expect(res.status).toBe(404);
     expect(res.body).toEqual({ error: 'slot_not_found' });
   });
@@ -106,6 +122,10 @@ describe('POST /api/bookings/hold', () => {
     const res = await hold(clientIp(), { slot_id: 'nope', seats: 0 });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_body');
-    expect(res.body.detail.map((problem: { field: string }) => problem.field).sort()).toEqual(['/experience_id', '/seats', '/slot_id']);
+    expect(res.body.detail.map((problem: { field: string }) => problem.field).sort()).toEqual([
+      '/experience_id',
+      '/seats',
+      '/slot_id',
+    ]);
   });
 });

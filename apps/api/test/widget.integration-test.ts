@@ -40,7 +40,14 @@ describe('GET /api/widget/experience', () => {
     expect(res.body.slots.map((slot: { id: string }) => slot.id)).toEqual(inWindow.map((slot) => slot.id));
     expect(res.body.slots).toHaveLength(6);
     for (const slot of res.body.slots) {
-      expect(Object.keys(slot).sort()).toEqual(['capacity', 'ends_at', 'id', 'price_cents', 'seats_remaining', 'starts_at']);
+      expect(Object.keys(slot).sort()).toEqual([
+        'capacity',
+        'ends_at',
+        'id',
+        'price_cents',
+        'seats_remaining',
+        'starts_at',
+      ]);
       expect(slot.seats_remaining).toBe(24);
     }
     expect(res.body.slots[2].price_cents).toBe(6750);
@@ -52,7 +59,11 @@ describe('GET /api/widget/experience', () => {
     const ip = clientIp();
     await placeHold(t, ip, experience, slot.id, 5);
     const bookedHold = await placeHold(t, ip, experience, slot.id, 4);
-    await request(t.app).post('/api/bookings').set('X-Forwarded-For', ip).send(bookingBody(demo, experience, slot.id, bookedHold, 3)).expect(201);
+    await request(t.app)
+      .post('/api/bookings')
+      .set('X-Forwarded-For', ip)
+      .send(bookingBody(demo, experience, slot.id, bookedHold, 3))
+      .expect(201);
 
     const res = await get(demo.tenant.slug, experience.slug);
     const listed = res.body.slots.find((s: { id: string }) => s.id === slot.id);

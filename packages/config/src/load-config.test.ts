@@ -101,7 +101,10 @@ describe('loadConfig', () => {
     expect(loadConfig({ TRUST_PROXY: input }).trustProxy).toEqual(expected);
   });
 
-  it.each(['maybe?!', 'yes;no', '$(whoami)', 'maybe', '10.0.0.0/8, proxy'])('when TRUST_PROXY is %p, then it is a ConfigError', (input) => {
-    expect(configErrorOf(() => loadConfig({ TRUST_PROXY: input }))).toContain('TRUST_PROXY:');
-  });
+  it.each(['maybe?!', 'yes;no', '$(whoami)', 'maybe', '10.0.0.0/8, proxy'])(
+    'when TRUST_PROXY is %p, then it is a ConfigError',
+    (input) => {
+      expect(configErrorOf(() => loadConfig({ TRUST_PROXY: input }))).toContain('TRUST_PROXY:');
+    },
+  );
 });

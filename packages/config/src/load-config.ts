@@ -59,10 +59,19 @@ const specs = {
     default: DEV_SIGNING_SECRET,
     desc: 'HMAC key for booking, check-in and waiver tokens; required (32+ characters) in production',
   }),
-  STRIPE_SECRET_KEY: str({ default: '', desc: 'Stripe secret key (sk_test_... or sk_live_...); payments answer 503 without it' }),
-  STRIPE_PUBLISHABLE_KEY: str({ default: '', desc: 'Stripe publishable key handed to the browser with each PaymentIntent' }),
+  STRIPE_SECRET_KEY: str({
+    default: '',
+    desc: 'Stripe secret key (sk_test_... or sk_live_...); payments answer 503 without it',
+  }),
+  STRIPE_PUBLISHABLE_KEY: str({
+    default: '',
+    desc: 'Stripe publishable key handed to the browser with each PaymentIntent',
+  }),
   STRIPE_WEBHOOK_SECRET: str({ default: '', desc: 'Signing secret (whsec_...) of the Stripe webhook endpoint' }),
-  STRIPE_API_BASE: str({ default: '', desc: 'Another Stripe-compatible API address, e.g. http://127.0.0.1:12111 for a local mock' }),
+  STRIPE_API_BASE: str({
+    default: '',
+    desc: 'Another Stripe-compatible API address, e.g. http://127.0.0.1:12111 for a local mock',
+  }),
   BODY_LIMIT_BYTES: positiveInt({ default: 64 * 1024, desc: 'Largest accepted request body' }),
   DB_POOL_SIZE: positiveInt({ default: 10, desc: 'PostgreSQL connections per process' }),
   SHUTDOWN_GRACE_MS: positiveInt({ default: 10_000, desc: 'Time to finish in-flight work on SIGTERM' }),

@@ -32,19 +32,28 @@ export async function checkInBooking(db: Db, operator: Operator, bookingId: stri
       name: 'booking.checked_in',
       entityType: 'booking',
       entityId: bookingId,
-      fields: { booking_id: bookingId, checked_in_at: checkedInAt!.toISOString(), checked_in_by_user_id: operator.keyId },
+      fields: {
+        booking_id: bookingId,
+        checked_in_at: checkedInAt!.toISOString(),
+        checked_in_by_user_id: operator.keyId,
+      },
     });
     return { booking_id: bookingId, checked_in_at: checkedInAt!.toISOString(), already_checked_in: false };
   });
 }
 
 /** Check-in from a scanned QR: the token must be genuine, unexpired and of the caller's tenant. */
-export async function checkInByToken(deps: { db: Db; config: Config }, operator: Operator, token: string): Promise<CheckInResult> {
+export async function checkInByToken(
+  deps: { db: Db; config: Config },
+  operator: Operator,
+  token: string,
+): Promise<CheckInResult> {
   let claims;
   try {
     claims = verifyToken(deps.config.tokenSigningSecret, 'check_in', token);
   } catch (error) {
-    if (error instanceof TokenError) throw new AppError('invalid_token', error.reason === 'expired' ? 'the token has expired' : undefined);
+    if (error instanceof TokenError)
+      throw new AppError('invalid_token', error.reason === 'expired' ? 'the token has expired' : undefined);
     throw error;
   }
   if (claims.tenantId !== operator.tenantId) throw new AppError('booking_not_found');

@@ -45,14 +45,21 @@ export async function createBooking(deps: Deps, request: BookingRequest): Promis
   if (experience.venueId !== request.venue_id) {
     throw new AppError('experience_slot_mismatch', 'venue_id is not the venue of the experience');
   }
-  if (request.guest_count < experience.minPartySize || request.guest_count > Math.min(experience.maxPartySize, hold.seats)) {
+  if (
+    request.guest_count < experience.minPartySize ||
+    request.guest_count > Math.min(experience.maxPartySize, hold.seats)
+  ) {
     throw new AppError('invalid_guest_count', {
       min_party_size: experience.minPartySize,
       max_party_size: experience.maxPartySize,
       seats_held: hold.seats,
     });
   }
-  const addons = await resolveAddons(deps.db, { tenantId: hold.tenantId, experienceId: experience.id }, request.addons ?? []);
+  const addons = await resolveAddons(
+    deps.db,
+    { tenantId: hold.tenantId, experienceId: experience.id },
+    request.addons ?? [],
+  );
   const price = priceBooking({
     basePriceCents: experience.basePriceCents,
     slotPriceCents: slot.priceCents,
@@ -75,16 +82,30 @@ export async function createBooking(deps: Deps, request: BookingRequest): Promis
   let giftCardAppliedCents = 0;
   try {
     await deps.db.$transaction(async (tx) => {
-      const fits = await lockSlotAndCheckSeats(tx, deps.holds, { slotId: slot.id, seats: request.guest_count, exceptHoldId: hold.id });
-      if (await tx.booking.findUnique({ where: { holdId: hold.id }, select: { id: true } })) throw new AppError('hold_not_found');
+      const fits = await lockSlotAndCheckSeats(tx, deps.holds, {
+        slotId: slot.id,
+        seats: request.guest_count,
+        exceptHoldId: hold.id,
+      });
+      if (await tx.booking.findUnique({ where: { holdId: hold.id }, select: { id: true } }))
+        throw new AppError('hold_not_found');
       if (!fits) throw new AppError('capacity_exceeded', 'the seats of this hold are no longer available');
 
       const giftCard = request.gift_card_code
-        ? await applyGiftCard(tx, { tenantId: hold.tenantId, code: request.gift_card_code, currency: booking.currency, totalCents: price.totalCents })
+        ? await applyGiftCard(tx, {
+            tenantId: hold.tenantId,
+            code: request.gift_card_code,
+            currency: booking.currency,
+            totalCents: price.totalCents,
+          })
         : null;
       giftCardAppliedCents = giftCard?.appliedCents ?? 0;
 
-      const contact = { firstName: request.customer.first_name, lastName: request.customer.last_name, phone: request.customer.phone };
+      const contact = {
+        firstName: request.customer.first_name,
+        lastName: request.customer.last_name,
+        phone: request.customer.phone,
+      };
       const customer = await tx.customer.upsert({
         where: { tenantId_email: { tenantId: hold.tenantId, email } },
         create: { tenantId: hold.tenantId, email, ...contact },
@@ -110,7 +131,15 @@ export async function createBooking(deps: Deps, request: BookingRequest): Promis
           giftCardAppliedCents,
           addons: { create: addons.map(({ addonId, qty, unitPriceCents }) => ({ addonId, qty, unitPriceCents })) },
           payments: giftCard
-            ? { create: { tenantId: booking.tenantId, method: 'gift_card', amountCents: giftCard.appliedCents, currency: booking.currency, status: 'succeeded' } }
+            ? {
+                create: {
+                  tenantId: booking.tenantId,
+                  method: 'gift_card',
+                  amountCents: giftCard.appliedCents,
+                  currency: booking.currency,
+                  status: 'succeeded',
+                },
+              }
             : undefined,
         },
       });
@@ -130,7 +159,8 @@ export async function createBooking(deps: Deps, request: BookingRequest): Promis
     });
   } catch (error) {
     // A concurrent conversion of the same hold committed first.
-    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') throw new AppError('hold_not_found');
+    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002')
+      throw new AppError('hold_not_found');
     throw error;
   }
 

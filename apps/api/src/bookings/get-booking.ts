@@ -21,7 +21,11 @@ export async function getBooking(deps: { db: Db; config: Config }, tenantId: str
     booking_id: booking.id,
     status: booking.status,
     experience: booking.experience,
-    slot: { id: booking.slot.id, starts_at: booking.slot.startsAt.toISOString(), ends_at: booking.slot.endsAt.toISOString() },
+    slot: {
+      id: booking.slot.id,
+      starts_at: booking.slot.startsAt.toISOString(),
+      ends_at: booking.slot.endsAt.toISOString(),
+    },
     venue_id: booking.venueId,
     guest_count: booking.guestCount,
     customer: {

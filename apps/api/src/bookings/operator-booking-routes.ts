@@ -29,7 +29,9 @@ export function operatorBookingRoutes(deps: AppDeps): Router {
   });
   router.get('/api/bookings/:id/qr.svg', staff, async (req, res) => {
     const booking = await getBooking(deps, operatorOf(req).tenantId, bookingIdParam(req));
-    res.type('image/svg+xml').send(await QRCode.toString(booking.check_in_token, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 }));
+    res
+      .type('image/svg+xml')
+      .send(await QRCode.toString(booking.check_in_token, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 }));
   });
   router.post('/api/bookings/:id/cancel', manager, async (req, res) => {
     res.json(await cancelBooking(deps, operatorOf(req), bookingIdParam(req)));

@@ -16,7 +16,10 @@ export async function applyGiftCard(
     FOR UPDATE`;
   if (!card) throw new AppError('gift_card_not_found');
   if (card.currency !== input.currency) {
-    throw new AppError('gift_card_currency_mismatch', { gift_card_currency: card.currency, booking_currency: input.currency });
+    throw new AppError('gift_card_currency_mismatch', {
+      gift_card_currency: card.currency,
+      booking_currency: input.currency,
+    });
   }
   if (card.balance_cents <= 0) throw new AppError('gift_card_empty');
   const appliedCents = Math.min(card.balance_cents, input.totalCents);

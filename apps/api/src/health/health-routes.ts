@@ -26,9 +26,18 @@ export function healthRoutes(deps: AppDeps): Router {
     res.json({ status: 'ok' });
   });
   router.get('/readyz', async (_req, res) => {
-    const [postgres, redis] = await Promise.all([check(() => deps.db.$queryRaw`SELECT 1`), check(() => deps.redis.ping())]);
+    const [postgres, redis] = await Promise.all([
+      check(() => deps.db.$queryRaw`SELECT 1`),
+      check(() => deps.redis.ping()),
+    ]);
     const ready = postgres === 'ok' && redis === 'ok';
-    res.status(ready ? 200 : 503).json(ready ? { status: 'ready', checks: { postgres, redis } } : { error: 'service_unavailable', detail: { postgres, redis } });
+    res
+      .status(ready ? 200 : 503)
+      .json(
+        ready
+          ? { status: 'ready', checks: { postgres, redis } }
+          : { error: 'service_unavailable', detail: { postgres, redis } },
+      );
   });
   return router;
 }

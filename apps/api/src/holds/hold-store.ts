@@ -134,7 +134,16 @@ export class HoldStore {
    * booked guests, handing the other seats back at once.
    */
   async convert(hold: Hold, bookingId: string, guestCount: number): Promise<void> {
-    await this.redis.eval(CONVERT, 2, slotKey(hold.slotId), holdKey(hold.id), hold.id, hold.seats, guestCount, bookingId);
+    await this.redis.eval(
+      CONVERT,
+      2,
+      slotKey(hold.slotId),
+      holdKey(hold.id),
+      hold.id,
+      hold.seats,
+      guestCount,
+      bookingId,
+    );
   }
 
   /** Stops a hold counting: its booking was confirmed (seats now in seats_booked) or cancelled. */

@@ -20,7 +20,15 @@ export async function placeHold(deps: { db: Db; holds: HoldStore }, request: Hol
     select: {
       experienceId: true,
       startsAt: true,
-      experience: { select: { tenantId: true, published: true, minPartySize: true, maxPartySize: true, tenant: { select: { published: true } } } },
+      experience: {
+        select: {
+          tenantId: true,
+          published: true,
+          minPartySize: true,
+          maxPartySize: true,
+          tenant: { select: { published: true } },
+        },
+      },
     },
   });
   if (!slot || !slot.experience.published || !slot.experience.tenant.published) throw new AppError('slot_not_found');

@@ -8,7 +8,12 @@ interface BodyParserError {
 }
 
 function isBodyParserError(error: unknown): error is BodyParserError {
-  return typeof error === 'object' && error !== null && typeof (error as BodyParserError).type === 'string' && 'status' in error;
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    typeof (error as BodyParserError).type === 'string' &&
+    'status' in error
+  );
 }
 
 /** Failures of PostgreSQL or Redis reachability: the caller may retry, nothing is wrong with its request. */
@@ -48,7 +53,9 @@ export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
   const status = ERROR_STATUSES[appError.code];
   if (status >= 500) req.log.error({ err: error }, 'request failed');
   if (res.headersSent) return;
-  res.status(status).json(appError.detail === undefined ? { error: appError.code } : { error: appError.code, detail: appError.detail });
+  res
+    .status(status)
+    .json(appError.detail === undefined ? { error: appError.code } : { error: appError.code, detail: appError.detail });
 };
 
 export const notFoundHandler: RequestHandler = (req, _res, next) => {

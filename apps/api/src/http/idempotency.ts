@@ -4,8 +4,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { Redis } from 'ioredis';
 
 type StoredRecord =
-  | { state: 'in_flight'; fingerprint: string }
-  | { state: 'done'; fingerprint: string; status: number; body: unknown };
+  { state: 'in_flight'; fingerprint: string } | { state: 'done'; fingerprint: string; status: number; body: unknown };
 
 // How long a request may run before its key is considered abandoned (the process died).
 const IN_FLIGHT_SECONDS = 60;
@@ -33,13 +32,22 @@ export function idempotent(
     const key = req.get('Idempotency-Key');
     if (key === undefined) return next();
     if (key.length === 0 || key.length > MAX_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(key)) {
-      throw new AppError('invalid_idempotency_key', `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} visible ASCII characters`);
+      throw new AppError(
+        'invalid_idempotency_key',
+        `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} visible ASCII characters`,
+      );
     }
     const client = options.clientOf?.(req) ?? req.ip ?? 'unknown';
     const redisKey = `idem:${options.scope}:${createHash('sha256').update(`${client}\n${key}`).digest('hex')}`;
     const fingerprint = fingerprintOf(req);
 
-    const claimed = await redis.set(redisKey, JSON.stringify({ state: 'in_flight', fingerprint }), 'EX', IN_FLIGHT_SECONDS, 'NX');
+    const claimed = await redis.set(
+      redisKey,
+      JSON.stringify({ state: 'in_flight', fingerprint }),
+      'EX',
+      IN_FLIGHT_SECONDS,
+      'NX',
+    );
     if (claimed !== 'OK') return replay(res, await redis.get(redisKey), fingerprint);
 
     captureResponse(res, async (status, body) => {

@@ -38,10 +38,13 @@ const bookingId = { name: 'id', in: 'path', required: true, schema: { type: 'str
 const apiKey = [{ apiKey: [] }];
 const operatorErrors = {
   401: error('unauthorized: missing, malformed, unknown or revoked API key'),
-  403: error('forbidden: the key\'s role is below the one this action needs'),
+  403: error("forbidden: the key's role is below the one this action needs"),
   404: error('booking_not_found (in this tenant)'),
 };
-const anyJson = (description: string) => ({ description, content: { 'application/json': { schema: { type: 'object' } } } });
+const anyJson = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { type: 'object' } } },
+});
 
 /** Turns the TypeBox `$ref: "Experience"` style into OpenAPI component references. */
 function componentSchema(schema: TSchema): unknown {
@@ -78,10 +81,19 @@ export function buildOpenApiDocument(serverUrl: string) {
           summary: 'An experience and its bookable slots for the next 14 days',
           parameters: [
             { name: 'tenant', in: 'query', required: true, schema: { type: 'string' }, description: 'tenant slug' },
-            { name: 'experience', in: 'query', required: true, schema: { type: 'string' }, description: 'experience slug' },
+            {
+              name: 'experience',
+              in: 'query',
+              required: true,
+              schema: { type: 'string' },
+              description: 'experience slug',
+            },
           ],
           responses: {
-            200: { description: 'The experience and slots with seats_remaining >= min_party_size', ...json(WidgetExperienceResponse) },
+            200: {
+              description: 'The experience and slots with seats_remaining >= min_party_size',
+              ...json(WidgetExperienceResponse),
+            },
             400: error('invalid_query'),
             404: error('experience_not_found: tenant or experience unknown or unpublished'),
           },
@@ -123,11 +135,20 @@ export function buildOpenApiDocument(serverUrl: string) {
           summary: 'Create (or, on retry, return) the PaymentIntent paying a held booking',
           parameters: [
             bookingId,
-            { name: 'X-Booking-Token', in: 'header', required: true, schema: { type: 'string' }, description: 'booking_token from POST /api/bookings' },
+            {
+              name: 'X-Booking-Token',
+              in: 'header',
+              required: true,
+              schema: { type: 'string' },
+              description: 'booking_token from POST /api/bookings',
+            },
             idempotencyKey,
           ],
           responses: {
-            200: { description: 'Client secret for the payment provider\'s browser library', ...json(PaymentIntentResponse) },
+            200: {
+              description: "Client secret for the payment provider's browser library",
+              ...json(PaymentIntentResponse),
+            },
             401: error('invalid_token, token_expired'),
             404: error('booking_not_found'),
             409: error('booking_not_payable: already confirmed, cancelled or refunded'),
@@ -139,7 +160,11 @@ export function buildOpenApiDocument(serverUrl: string) {
         post: {
           summary: 'Stripe notifications (payment_intent.succeeded confirms the booking once)',
           parameters: [{ name: 'Stripe-Signature', in: 'header', required: true, schema: { type: 'string' } }],
-          responses: { 200: anyJson('Handled or ignored'), 400: error('invalid_signature'), 503: error('payments_not_configured') },
+          responses: {
+            200: anyJson('Handled or ignored'),
+            400: error('invalid_signature'),
+            503: error('payments_not_configured'),
+          },
         },
       },
       '/api/bookings/{id}': {
@@ -163,7 +188,11 @@ export function buildOpenApiDocument(serverUrl: string) {
           summary: 'Cancel a held or confirmed booking; no refund (manager+)',
           security: apiKey,
           parameters: [bookingId],
-          responses: { 200: anyJson('{booking_id, status: "cancelled"}'), ...operatorErrors, 409: error('booking_not_cancellable') },
+          responses: {
+            200: anyJson('{booking_id, status: "cancelled"}'),
+            ...operatorErrors,
+            409: error('booking_not_cancellable'),
+          },
         },
       },
       '/api/bookings/{id}/check-in': {
@@ -171,7 +200,11 @@ export function buildOpenApiDocument(serverUrl: string) {
           summary: 'Check a confirmed booking in; idempotent (staff+)',
           security: apiKey,
           parameters: [bookingId],
-          responses: { 200: anyJson('{booking_id, checked_in_at, already_checked_in}'), ...operatorErrors, 409: error('booking_not_checkable') },
+          responses: {
+            200: anyJson('{booking_id, checked_in_at, already_checked_in}'),
+            ...operatorErrors,
+            409: error('booking_not_checkable'),
+          },
         },
       },
       '/api/bookings/check-in-by-token': {

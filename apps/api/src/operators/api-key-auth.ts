@@ -24,7 +24,8 @@ async function authenticate(db: Db, header: string | undefined): Promise<Operato
   const parsed = token ? parseApiKey(token) : null;
   if (!parsed) throw new AppError('unauthorized');
   const key = await db.apiKey.findUnique({ where: { prefix: parsed.prefix } });
-  if (!key || key.revokedAt !== null || !secretMatches(parsed.secret, key.secretHash)) throw new AppError('unauthorized');
+  if (!key || key.revokedAt !== null || !secretMatches(parsed.secret, key.secretHash))
+    throw new AppError('unauthorized');
   if (!key.lastUsedAt || Date.now() - key.lastUsedAt.getTime() > LAST_USED_PRECISION_MS) {
     await db.apiKey.update({ where: { id: key.id }, data: { lastUsedAt: new Date() } });
   }
@@ -39,7 +40,8 @@ async function authenticate(db: Db, header: string | undefined): Promise<Operato
 export function requireRole(db: Db, role: Role): RequestHandler {
   return async (req, _res, next) => {
     const operator = await authenticate(db, req.get('Authorization'));
-    if (RANK[operator.role] < RANK[role]) throw new AppError('forbidden', `this action needs the ${role} role or higher`);
+    if (RANK[operator.role] < RANK[role])
+      throw new AppError('forbidden', `this action needs the ${role} role or higher`);
     localsOf(req).operator = operator;
     next();
   };

@@ -51,7 +51,10 @@ export async function createPaymentIntent(
         { idempotencyKey: `booking-${booking.id}-payment-intent` },
       );
   if (!booking.paymentIntentId) {
-    await deps.db.booking.updateMany({ where: { id: booking.id, paymentIntentId: null }, data: { paymentIntentId: intent.id } });
+    await deps.db.booking.updateMany({
+      where: { id: booking.id, paymentIntentId: null },
+      data: { paymentIntentId: intent.id },
+    });
   }
   return {
     client_secret: intent.client_secret!,

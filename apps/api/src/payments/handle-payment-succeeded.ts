@@ -23,7 +23,8 @@ interface LockedBooking {
   customer_email: string;
 }
 
-type Outcome = { kind: 'ignored' } | { kind: 'confirmed'; booking: LockedBooking } | { kind: 'refund'; bookingId: string };
+type Outcome =
+  { kind: 'ignored' } | { kind: 'confirmed'; booking: LockedBooking } | { kind: 'refund'; bookingId: string };
 
 async function lockBooking(tx: Tx, bookingId: string): Promise<LockedBooking | undefined> {
   const [row] = await tx.$queryRaw<LockedBooking[]>`
@@ -58,7 +59,8 @@ export async function handlePaymentSucceeded(deps: Deps, eventId: string, intent
 
     if (first === 0 || payment) {
       // Seen before. Only an automatic refund that did not go through is left to do.
-      const refundPending = payment?.status === 'succeeded' && booking.review_reason !== null && booking.status !== 'confirmed';
+      const refundPending =
+        payment?.status === 'succeeded' && booking.review_reason !== null && booking.status !== 'confirmed';
       return refundPending ? { kind: 'refund', bookingId } : { kind: 'ignored' };
     }
     await tx.payment.create({
@@ -74,7 +76,11 @@ export async function handlePaymentSucceeded(deps: Deps, eventId: string, intent
     });
     const fits =
       booking.status === 'held' &&
-      (await lockSlotAndCheckSeats(tx, deps.holds, { slotId: booking.slot_id, seats: booking.guest_count, exceptHoldId: booking.hold_id }));
+      (await lockSlotAndCheckSeats(tx, deps.holds, {
+        slotId: booking.slot_id,
+        seats: booking.guest_count,
+        exceptHoldId: booking.hold_id,
+      }));
     if (!fits) {
       const reason = booking.status === 'held' ? 'seats_unavailable_at_payment' : `paid_while_${booking.status}`;
       await tx.booking.update({ where: { id: bookingId }, data: { reviewReason: reason } });

@@ -25,20 +25,25 @@ export function paymentIntentRoutes(deps: AppDeps): Router {
  */
 export function stripeWebhookRoutes(deps: AppDeps): Router {
   const router = Router();
-  router.post('/api/payments/stripe/webhook', express.raw({ type: () => true, limit: deps.config.bodyLimitBytes }), async (req, res) => {
-    const { stripe } = deps;
-    const secret = deps.config.stripe.webhookSecret;
-    if (!stripe || !secret) throw new AppError('payments_not_configured', 'STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are required');
-    let event: Stripe.Event;
-    try {
-      event = stripe.webhooks.constructEvent(req.body as Buffer, req.get('Stripe-Signature') ?? '', secret);
-    } catch {
-      throw new AppError('invalid_signature', 'Stripe-Signature does not match the payload');
-    }
-    if (event.type === 'payment_intent.succeeded') {
-      await handlePaymentSucceeded({ db: deps.db, holds: deps.holds, stripe }, event.id, event.data.object);
-    }
-    res.json({ received: true });
-  });
+  router.post(
+    '/api/payments/stripe/webhook',
+    express.raw({ type: () => true, limit: deps.config.bodyLimitBytes }),
+    async (req, res) => {
+      const { stripe } = deps;
+      const secret = deps.config.stripe.webhookSecret;
+      if (!stripe || !secret)
+        throw new AppError('payments_not_configured', 'STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are required');
+      let event: Stripe.Event;
+      try {
+        event = stripe.webhooks.constructEvent(req.body as Buffer, req.get('Stripe-Signature') ?? '', secret);
+      } catch {
+        throw new AppError('invalid_signature', 'Stripe-Signature does not match the payload');
+      }
+      if (event.type === 'payment_intent.succeeded') {
+        await handlePaymentSucceeded({ db: deps.db, holds: deps.holds, stripe }, event.id, event.data.object);
+      }
+      res.json({ received: true });
+    },
+  );
   return router;
 }

@@ -8,7 +8,11 @@ import type { HoldStore } from '../holds/hold-store';
  * (booking.refunded). A retry after a crash or a failed call never refunds twice: the provider
  * refuses a second full refund.
  */
-export async function refundForReview(deps: { db: Db; holds: HoldStore; stripe: Stripe }, bookingId: string, paymentIntentId: string) {
+export async function refundForReview(
+  deps: { db: Db; holds: HoldStore; stripe: Stripe },
+  bookingId: string,
+  paymentIntentId: string,
+) {
   try {
     // No fixed idempotency key: Stripe keeps a key's first answer even when it is a 500, which
     // would block this refund for good. The SDK keys its own network retries, and a second
@@ -19,7 +23,8 @@ export async function refundForReview(deps: { db: Db; holds: HoldStore; stripe: 
     });
   } catch (error) {
     // Refunded already, by a delivery whose bookkeeping below did not commit or by a concurrent one.
-    if (!(error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'charge_already_refunded')) throw error;
+    if (!(error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'charge_already_refunded'))
+      throw error;
   }
   const booking = await deps.db.$transaction(async (tx) => {
     // Redeliveries racing through here all get the same provider refund back; only the first
@@ -27,7 +32,10 @@ export async function refundForReview(deps: { db: Db; holds: HoldStore; stripe: 
     const [locked] = await tx.$queryRaw<{ status: string }[]>`
       SELECT status FROM payments WHERE provider_reference = ${paymentIntentId} FOR UPDATE`;
     if (!locked || locked.status === 'refunded') return null;
-    const payment = await tx.payment.update({ where: { providerReference: paymentIntentId }, data: { status: 'refunded' } });
+    const payment = await tx.payment.update({
+      where: { providerReference: paymentIntentId },
+      data: { status: 'refunded' },
+    });
     const before = await tx.booking.findUniqueOrThrow({ where: { id: bookingId } });
     await tx.booking.update({ where: { id: bookingId }, data: { status: 'refunded' } });
     await recordEvent(tx, {

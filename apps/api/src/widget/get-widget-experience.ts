@@ -9,7 +9,10 @@ const WINDOW_MS = 14 * 24 * 60 * 60 * 1000;
  * An experience and its bookable slots for the next 14 days, for the anonymous widget. A slot is
  * listed only while it can still take the smallest allowed party.
  */
-export async function getWidgetExperience(deps: { db: Db; holds: HoldStore }, query: WidgetQuery): Promise<WidgetExperienceResponse> {
+export async function getWidgetExperience(
+  deps: { db: Db; holds: HoldStore },
+  query: WidgetQuery,
+): Promise<WidgetExperienceResponse> {
   const now = new Date();
   const experience = await deps.db.experience.findFirst({
     where: { slug: query.experience, published: true, tenant: { slug: query.tenant, published: true } },

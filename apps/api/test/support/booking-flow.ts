@@ -21,7 +21,13 @@ export async function placeHold(
 }
 
 /** A valid booking request body for a hold. */
-export function bookingBody(demo: DemoTenant, experience: Experience, slotId: string, holdId: string, guestCount: number) {
+export function bookingBody(
+  demo: DemoTenant,
+  experience: Experience,
+  slotId: string,
+  holdId: string,
+  guestCount: number,
+) {
   return {
     hold_id: holdId,
     slot_id: slotId,

@@ -55,7 +55,10 @@ async function ensureDatabase(databaseUrl: string): Promise<void> {
 
 export async function listMigrations(dir = MIGRATIONS_DIR): Promise<{ name: string; sql: string; checksum: string }[]> {
   const entries = await readdir(dir, { withFileTypes: true });
-  const names = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const names = entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
   return Promise.all(
     names.map(async (name) => {
       const sql = await readFile(path.join(dir, name, 'migration.sql'), 'utf8');
@@ -81,7 +84,11 @@ export async function applyMigrations(
   try {
     await client.query('SELECT pg_advisory_lock($1)', [PRISMA_ADVISORY_LOCK]);
     await client.query(CREATE_MIGRATIONS_TABLE);
-    const rows = (await client.query<AppliedRow>('SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations"')).rows;
+    const rows = (
+      await client.query<AppliedRow>(
+        'SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations"',
+      )
+    ).rows;
     const failed = rows.find((r) => r.finished_at === null && r.rolled_back_at === null);
     if (failed) {
       throw new Error(
@@ -89,7 +96,9 @@ export async function applyMigrations(
           'mark it with `prisma migrate resolve` once fixed).',
       );
     }
-    const done = new Map(rows.filter((r) => r.finished_at !== null && r.rolled_back_at === null).map((r) => [r.migration_name, r]));
+    const done = new Map(
+      rows.filter((r) => r.finished_at !== null && r.rolled_back_at === null).map((r) => [r.migration_name, r]),
+    );
 
     for (const migration of await listMigrations(options.dir)) {
       const previous = done.get(migration.name);
@@ -107,7 +116,10 @@ export async function applyMigrations(
           [id, migration.checksum, migration.name],
         );
         await client.query(migration.sql);
-        await client.query('UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1', [id]);
+        await client.query(
+          'UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1',
+          [id],
+        );
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK');

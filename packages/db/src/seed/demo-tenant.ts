@@ -116,7 +116,9 @@ export async function seedDemoTenant(db: Db, options: { now?: Date; name?: strin
   });
 
   await db.$transaction(async (tx) => {
-    await tx.tenant.create({ data: { id: tenantId, slug: `demo-${suffix}`, name: options.name ?? `Demo Attractions ${suffix}` } });
+    await tx.tenant.create({
+      data: { id: tenantId, slug: `demo-${suffix}`, name: options.name ?? `Demo Attractions ${suffix}` },
+    });
     await tx.venue.create({ data: { id: venueId, tenantId, name: 'Harbourside' } });
     for (const { experienceId, blueprint, slots, addons } of experiences) {
       await tx.experience.create({
