@@ -34,7 +34,17 @@ const trustProxy = makeValidator<boolean | number | string>((input) => {
   throw new Error('must be true, false, a hop count or a comma list of addresses/subnets');
 });
 
+/** A comma list of non-negative milliseconds, one per attempt; the first is attempt 1's delay. */
+const retryDelays = makeValidator<number[]>((input) => {
+  const items = String(input).split(',').map((item) => item.trim());
+  if (items.length < 1 || items.length > 20 || !items.every((item) => /^\d+$/.test(item))) {
+    throw new Error('must be 1 to 20 comma-separated non-negative integers (milliseconds)');
+  }
+  return items.map(Number);
+});
+
 const DEV_SIGNING_SECRET = 'dev-only-token-signing-secret-change-me';
+const DEV_WEBHOOK_SECRET_KEY = 'dev-only-webhook-secret-encryption-key';
 
 const specs = {
   NODE_ENV: str({ choices: ['development', 'test', 'production'], default: 'development' }),
@@ -72,6 +82,26 @@ const specs = {
     default: '',
     desc: 'Another Stripe-compatible API address, e.g. http://127.0.0.1:12111 for a local mock',
   }),
+  WEBHOOK_TIMEOUT_MS: positiveInt({ default: 10_000, desc: 'A webhook attempt fails after this long' }),
+  WEBHOOK_AUTO_DISABLE_AFTER: positiveInt({ default: 20, desc: 'Consecutive failed attempts that disable an endpoint' }),
+  WEBHOOK_RETRY_DELAYS_MS: retryDelays({
+    default: [0, 30_000, 300_000, 1_800_000, 14_400_000, 86_400_000],
+    desc: 'Delay before each attempt, the first being attempt 1; its length is the number of attempts',
+  }),
+  WEBHOOK_ALLOW_PRIVATE_URLS: bool({
+    default: false,
+    desc: 'Allow http:// and private, loopback or link-local receivers (development and tests only)',
+  }),
+  WEBHOOK_SECRET_KEY: str({
+    default: DEV_WEBHOOK_SECRET_KEY,
+    desc: 'Key that encrypts webhook signing secrets at rest; required (32+ characters) in production',
+  }),
+  WEBHOOK_CONCURRENCY: positiveInt({ default: 10, desc: 'Deliveries one dispatcher process sends at once' }),
+  WEBHOOK_RELAY_INTERVAL_MS: positiveInt({
+    default: 1000,
+    desc: 'How often the relay polls the outbox besides waking on PostgreSQL notifications',
+  }),
+  METRICS_PORT: port({ default: 9464, desc: 'Port of the dispatcher\'s Prometheus /metrics' }),
   BODY_LIMIT_BYTES: positiveInt({ default: 64 * 1024, desc: 'Largest accepted request body' }),
   DB_POOL_SIZE: positiveInt({ default: 10, desc: 'PostgreSQL connections per process' }),
   SHUTDOWN_GRACE_MS: positiveInt({ default: 10_000, desc: 'Time to finish in-flight work on SIGTERM' }),
@@ -90,6 +120,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   });
   if (env.NODE_ENV === 'production' && parsed.TOKEN_SIGNING_SECRET === DEV_SIGNING_SECRET) {
     problems.push('TOKEN_SIGNING_SECRET: must be set in production');
+  }
+  if (env.NODE_ENV === 'production' && parsed.WEBHOOK_SECRET_KEY === DEV_WEBHOOK_SECRET_KEY) {
+    problems.push('WEBHOOK_SECRET_KEY: must be set in production');
+  }
+  if (parsed.WEBHOOK_SECRET_KEY.length < 32) {
+    problems.push('WEBHOOK_SECRET_KEY: must be at least 32 characters');
   }
   if (parsed.TOKEN_SIGNING_SECRET.length < 32) {
     problems.push('TOKEN_SIGNING_SECRET: must be at least 32 characters');
@@ -126,6 +162,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       webhookSecret: parsed.STRIPE_WEBHOOK_SECRET,
       apiBase: parsed.STRIPE_API_BASE,
     },
+    webhooks: {
+      timeoutMs: parsed.WEBHOOK_TIMEOUT_MS,
+      autoDisableAfter: parsed.WEBHOOK_AUTO_DISABLE_AFTER,
+      retryDelaysMs: parsed.WEBHOOK_RETRY_DELAYS_MS,
+      allowPrivateUrls: parsed.WEBHOOK_ALLOW_PRIVATE_URLS,
+      secretKey: parsed.WEBHOOK_SECRET_KEY,
+      concurrency: parsed.WEBHOOK_CONCURRENCY,
+      relayIntervalMs: parsed.WEBHOOK_RELAY_INTERVAL_MS,
+    },
+    metricsPort: parsed.METRICS_PORT,
     bodyLimitBytes: parsed.BODY_LIMIT_BYTES,
     dbPoolSize: parsed.DB_POOL_SIZE,
     shutdownGraceMs: parsed.SHUTDOWN_GRACE_MS,

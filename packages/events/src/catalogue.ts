@@ -12,3 +12,75 @@ export const EVENT_SCHEMA_VERSIONS = {
 } as const;
 
 export type EventName = keyof typeof EVENT_SCHEMA_VERSIONS;
+
+/**
+ * The spec's operator-subscribable catalogue: the names a webhook endpoint may list. Events of
+ * operations this service does not run yet are accepted here so subscriptions made today keep
+ * working when those operations arrive.
+ */
+export const SUBSCRIBABLE_EVENTS = [
+  'booking.created',
+  'booking.confirmed',
+  'booking.cancelled',
+  'booking.reissued',
+  'booking.rescheduled',
+  'booking.transferred',
+  'booking.refunded',
+  'refund.created',
+  'refund.partial_no_cancel',
+  'waiver.signed',
+  'gift_card.sold',
+  'gift_card.redeemed',
+  'shift.opened',
+  'shift.closed',
+  'booking.party_updated',
+  'customer.created',
+  'customer.updated',
+  'order.created',
+  'order.confirmed',
+  'order.cancelled',
+  'wallet.funded',
+  'wallet.spent',
+  'wallet.refunded',
+  'wallet.funding_returned',
+  'wallet.refund_review_required',
+  'wallet.expired',
+  'wallet.access_changed',
+  'membership.activated',
+  'membership.imported',
+  'membership.expired',
+  'membership.benefit_used',
+  'membership.guest_pass_used',
+  'membership.visits_reserved',
+  'membership.discount_used',
+  'membership.frozen',
+  'membership.unfrozen',
+  'membership.holder_changed',
+  'membership.holder_photo_captured',
+  'membership.subscription_started',
+  'membership.payment_succeeded',
+  'membership.renewed',
+  'membership.payment_failed',
+  'membership.past_due',
+  'membership.paused_for_payment',
+  'membership.ended',
+  'membership.plan_change_requested',
+  'membership.plan_changed',
+  'membership.plan_change_cancelled',
+  'membership.freeze_booked',
+  'membership.freeze_cancelled',
+  'membership.price_change_scheduled',
+] as const;
+
+export type SubscribableEvent = (typeof SUBSCRIBABLE_EVENTS)[number];
+
+const subscribable = new Set<string>(SUBSCRIBABLE_EVENTS);
+
+export function isSubscribable(name: string): name is SubscribableEvent {
+  return subscribable.has(name);
+}
+
+/** Whether an endpoint listening to `events` (empty: all of them) gets `name`. */
+export function endpointWants(events: readonly string[], name: string): boolean {
+  return isSubscribable(name) && (events.length === 0 || events.includes(name));
+}

@@ -1,3 +1,3 @@
 export { recordEvent } from './record-event';
-export type { EventName } from './catalogue';
-export { EVENT_SCHEMA_VERSIONS } from './catalogue';
+export type { EventName, SubscribableEvent } from './catalogue';
+export { EVENT_SCHEMA_VERSIONS, SUBSCRIBABLE_EVENTS, isSubscribable, endpointWants } from './catalogue';
