@@ -1,5 +1,6 @@
 import type { Config } from '@booking/config';
 import { createPrismaClient, createRedis, type Db, type Redis } from '@booking/db';
+import { createDeliveryQueue, queueConnection, type DeliveryQueue } from '@booking/webhook-queue';
 import type { Logger } from 'pino';
 import type Stripe from 'stripe';
 import { HoldStore } from './holds/hold-store';
@@ -15,6 +16,10 @@ export interface AppDeps {
   holds: HoldStore;
   /** Null when payments are not configured. */
   stripe: Stripe | null;
+  /** Where test deliveries, redeliveries and resumed deliveries are queued for the dispatcher. */
+  deliveryQueue: DeliveryQueue;
+  /** The queue's own connection: BullMQ needs one that retries forever, unlike `redis`. */
+  queueRedis: Redis;
 }
 
 export function createAppDeps(config: Config): AppDeps {
@@ -23,6 +28,8 @@ export function createAppDeps(config: Config): AppDeps {
   // Requests that need Redis fail with 503 while it is away; without a listener ioredis would
   // also print every failed reconnect as an unhandled error.
   redis.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
+  const queueRedis = queueConnection(config.redisUrl);
+  queueRedis.on('error', (error: Error) => logger.warn({ err: error }, 'queue redis connection error'));
   return {
     config,
     db: createPrismaClient(config.databaseUrl, { poolSize: config.dbPoolSize }),
@@ -30,9 +37,12 @@ export function createAppDeps(config: Config): AppDeps {
     logger,
     holds: new HoldStore(redis, config.holdTtlSeconds),
     stripe: createStripe(config),
+    deliveryQueue: createDeliveryQueue(queueRedis),
+    queueRedis,
   };
 }
 
 export async function closeAppDeps(deps: AppDeps): Promise<void> {
-  await Promise.allSettled([deps.db.$disconnect(), deps.redis.quit()]);
+  await deps.deliveryQueue.close();
+  await Promise.allSettled([deps.db.$disconnect(), deps.redis.quit(), deps.queueRedis.quit()]);
 }

@@ -8,6 +8,8 @@ import { requestLogger } from './http/request-logger';
 import { docsRoutes } from './openapi/docs-routes';
 import { operatorBookingRoutes } from './bookings/operator-booking-routes';
 import { paymentIntentRoutes, stripeWebhookRoutes } from './payments/payment-routes';
+import { queueDashboardRoutes } from './webhooks/queue-dashboard';
+import { webhookRoutes } from './webhooks/webhook-routes';
 import { widgetRoutes } from './widget/widget-routes';
 
 export function createApp(deps: AppDeps): express.Express {
@@ -34,6 +36,8 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(bookingRoutes(deps));
   app.use(operatorBookingRoutes(deps));
   app.use(paymentIntentRoutes(deps));
+  app.use(webhookRoutes(deps));
+  app.use(queueDashboardRoutes(deps));
 
   app.use(notFoundHandler);
   app.use(errorHandler);

@@ -26,6 +26,24 @@ describe('loadConfig', () => {
     expect(config.env).toBe('development');
     expect(config.bodyLimitBytes).toBe(64 * 1024);
     expect(config.tokenSigningSecret.length).toBeGreaterThanOrEqual(32);
+    // The spec's webhook limits: 10 s timeout, 6 attempts on its schedule, disable after 20.
+    expect(config.webhooks.timeoutMs).toBe(10_000);
+    expect(config.webhooks.retryDelaysMs).toEqual([0, 30_000, 300_000, 1_800_000, 14_400_000, 86_400_000]);
+    expect(config.webhooks.autoDisableAfter).toBe(20);
+    expect(config.webhooks.allowPrivateUrls).toBe(false);
+  });
+
+  it('when WEBHOOK_RETRY_DELAYS_MS is set, then its length is the number of attempts', () => {
+    expect(loadConfig({ WEBHOOK_RETRY_DELAYS_MS: '0, 100,200' }).webhooks.retryDelaysMs).toEqual([0, 100, 200]);
+    for (const bad of ['', '0,-1', '0,1.5', 'soon']) {
+      expect(configErrorOf(() => loadConfig({ WEBHOOK_RETRY_DELAYS_MS: bad }))).toContain('WEBHOOK_RETRY_DELAYS_MS');
+    }
+  });
+
+  it('when running in production without WEBHOOK_SECRET_KEY, then it refuses to start', () => {
+    expect(configErrorOf(() => loadConfig({ NODE_ENV: 'production', TOKEN_SIGNING_SECRET: STRONG_SECRET }))).toContain(
+      'WEBHOOK_SECRET_KEY: must be set in production',
+    );
   });
 
   it('when settings are given, then they override the defaults', () => {
@@ -78,7 +96,11 @@ describe('loadConfig', () => {
   });
 
   it('when running in production with a strong TOKEN_SIGNING_SECRET, then it loads', () => {
-    const config = loadConfig({ NODE_ENV: 'production', TOKEN_SIGNING_SECRET: STRONG_SECRET });
+    const config = loadConfig({
+      NODE_ENV: 'production',
+      TOKEN_SIGNING_SECRET: STRONG_SECRET,
+      WEBHOOK_SECRET_KEY: STRONG_SECRET,
+    });
     expect(config.env).toBe('production');
     expect(config.tokenSigningSecret).toBe(STRONG_SECRET);
   });

@@ -36,7 +36,9 @@ const trustProxy = makeValidator<boolean | number | string>((input) => {
 
 /** A comma list of non-negative milliseconds, one per attempt; the first is attempt 1's delay. */
 const retryDelays = makeValidator<number[]>((input) => {
-  const items = String(input).split(',').map((item) => item.trim());
+  const items = String(input)
+    .split(',')
+    .map((item) => item.trim());
   if (items.length < 1 || items.length > 20 || !items.every((item) => /^\d+$/.test(item))) {
     throw new Error('must be 1 to 20 comma-separated non-negative integers (milliseconds)');
   }
@@ -83,7 +85,10 @@ const specs = {
     desc: 'Another Stripe-compatible API address, e.g. http://127.0.0.1:12111 for a local mock',
   }),
   WEBHOOK_TIMEOUT_MS: positiveInt({ default: 10_000, desc: 'A webhook attempt fails after this long' }),
-  WEBHOOK_AUTO_DISABLE_AFTER: positiveInt({ default: 20, desc: 'Consecutive failed attempts that disable an endpoint' }),
+  WEBHOOK_AUTO_DISABLE_AFTER: positiveInt({
+    default: 20,
+    desc: 'Consecutive failed attempts that disable an endpoint',
+  }),
   WEBHOOK_RETRY_DELAYS_MS: retryDelays({
     default: [0, 30_000, 300_000, 1_800_000, 14_400_000, 86_400_000],
     desc: 'Delay before each attempt, the first being attempt 1; its length is the number of attempts',
@@ -101,7 +106,11 @@ const specs = {
     default: 1000,
     desc: 'How often the relay polls the outbox besides waking on PostgreSQL notifications',
   }),
-  METRICS_PORT: port({ default: 9464, desc: 'Port of the dispatcher\'s Prometheus /metrics' }),
+  WEBHOOK_SWEEP_INTERVAL_MS: positiveInt({
+    default: 30_000,
+    desc: 'How often the relay re-queues pending deliveries that lost their job (those older than twice this)',
+  }),
+  METRICS_PORT: port({ default: 9464, desc: "Port of the dispatcher's Prometheus /metrics" }),
   BODY_LIMIT_BYTES: positiveInt({ default: 64 * 1024, desc: 'Largest accepted request body' }),
   DB_POOL_SIZE: positiveInt({ default: 10, desc: 'PostgreSQL connections per process' }),
   SHUTDOWN_GRACE_MS: positiveInt({ default: 10_000, desc: 'Time to finish in-flight work on SIGTERM' }),
@@ -170,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       secretKey: parsed.WEBHOOK_SECRET_KEY,
       concurrency: parsed.WEBHOOK_CONCURRENCY,
       relayIntervalMs: parsed.WEBHOOK_RELAY_INTERVAL_MS,
+      sweepIntervalMs: parsed.WEBHOOK_SWEEP_INTERVAL_MS,
     },
     metricsPort: parsed.METRICS_PORT,
     bodyLimitBytes: parsed.BODY_LIMIT_BYTES,

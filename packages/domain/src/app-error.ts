@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'gift_card_currency_mismatch'
   | 'gift_card_empty'
   | 'invalid_signature'
+  | 'invalid_webhook_url'
   // 401, 403
   | 'unauthorized'
   | 'invalid_token'
@@ -26,6 +27,8 @@ export type ErrorCode =
   | 'slot_not_found'
   | 'hold_not_found'
   | 'booking_not_found'
+  | 'webhook_endpoint_not_found'
+  | 'webhook_delivery_not_found'
   // 409
   | 'insufficient_capacity'
   | 'capacity_exceeded'
@@ -34,6 +37,7 @@ export type ErrorCode =
   | 'booking_not_payable'
   | 'booking_not_cancellable'
   | 'booking_not_checkable'
+  | 'webhook_endpoint_disabled'
   // 410
   | 'hold_expired'
   // 413, 415, 422, 429

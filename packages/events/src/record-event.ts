@@ -35,5 +35,11 @@ export async function recordEvent(
       },
     },
   });
+  // Wakes the dispatcher's relay. PostgreSQL delivers the notification only if and when this
+  // transaction commits; the relay also polls, so a lost notification only adds latency.
+  await tx.$executeRaw`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`;
   return id;
 }
+
+/** The PostgreSQL notification channel the outbox relay listens on. */
+export const OUTBOX_CHANNEL = 'outbox_events';

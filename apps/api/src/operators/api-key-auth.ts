@@ -18,9 +18,23 @@ export interface Operator {
 // last_used_at is for people auditing keys; a minute's precision spares a write per request.
 const LAST_USED_PRECISION_MS = 60_000;
 
+/**
+ * The key from `Bearer <key>`, or from `Basic` with the key as password, which lets a browser
+ * open the admin queue dashboard with its own login prompt. Scheme names are case-insensitive
+ * (RFC 9110).
+ */
+function keyFromHeader(header: string | undefined): string | undefined {
+  const [, scheme, credentials] = header?.match(/^(\w+) (.+)$/) ?? [];
+  if (scheme?.toLowerCase() === 'bearer') return credentials;
+  if (scheme?.toLowerCase() === 'basic' && credentials) {
+    const decoded = Buffer.from(credentials, 'base64').toString('utf8');
+    return decoded.slice(decoded.indexOf(':') + 1);
+  }
+  return undefined;
+}
+
 async function authenticate(db: Db, header: string | undefined): Promise<Operator> {
-  // The auth scheme name is case-insensitive (RFC 9110).
-  const token = header?.match(/^Bearer (.+)$/i)?.[1];
+  const token = keyFromHeader(header);
   const parsed = token ? parseApiKey(token) : null;
   if (!parsed) throw new AppError('unauthorized');
   const key = await db.apiKey.findUnique({ where: { prefix: parsed.prefix } });
@@ -34,14 +48,18 @@ async function authenticate(db: Db, header: string | undefined): Promise<Operato
 
 /**
  * Requires a tenant API key (`Authorization: Bearer svc_<prefix>.<secret>`) whose role is at
- * least `role`. Missing, malformed, unknown or revoked keys are 401 `unauthorized`; a weaker role
- * is 403 `forbidden`.
+ * least `role` and, when given, that carries `scope`. Missing, malformed, unknown or revoked keys
+ * are 401 `unauthorized`; a weaker role or a missing scope is 403 `forbidden`.
  */
-export function requireRole(db: Db, role: Role): RequestHandler {
+export function requireRole(db: Db, role: Role, options: { scope?: string } = {}): RequestHandler {
   return async (req, _res, next) => {
     const operator = await authenticate(db, req.get('Authorization'));
-    if (RANK[operator.role] < RANK[role])
+    if (RANK[operator.role] < RANK[role]) {
       throw new AppError('forbidden', `this action needs the ${role} role or higher`);
+    }
+    if (options.scope && !operator.scopes.includes(options.scope)) {
+      throw new AppError('forbidden', `this action needs a key with the ${options.scope} scope`);
+    }
     localsOf(req).operator = operator;
     next();
   };

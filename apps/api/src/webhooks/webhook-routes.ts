@@ -1,0 +1,80 @@
+import { AppError } from '@booking/domain';
+import { Router, type Request } from 'express';
+import type { AppDeps } from '../app-deps';
+import { createParser } from '../http/validation';
+import { operatorOf, requireRole } from '../operators/api-key-auth';
+import { listDeliveries, recoverDeliveries, redeliver, sendTestDelivery } from './manage-deliveries';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  findEndpoint,
+  listEndpoints,
+  resumeEndpoint,
+  rotateSecret,
+} from './manage-endpoints';
+import { endpointView } from './endpoint-view';
+import { CreateEndpointRequest, DeliveriesQuery, RecoverRequest, TestDeliveryRequest } from './webhook-schemas';
+
+const parseCreate = createParser(CreateEndpointRequest);
+const parseTest = createParser(TestDeliveryRequest);
+const parseRecover = createParser(RecoverRequest);
+const parseDeliveriesQuery = createParser(DeliveriesQuery, 'invalid_query');
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function idParam(req: Request, notFound: 'webhook_endpoint_not_found' | 'webhook_delivery_not_found'): string {
+  const id = String(req.params.id);
+  if (!UUID.test(id)) throw new AppError(notFound);
+  return id;
+}
+
+/**
+ * The webhook developer settings, per tenant: admin keys read them, and changing them needs the
+ * `webhooks:write` scope as well.
+ */
+export function webhookRoutes(deps: AppDeps): Router {
+  const router = Router();
+  const read = requireRole(deps.db, 'admin');
+  const write = requireRole(deps.db, 'admin', { scope: 'webhooks:write' });
+  const tenant = (req: Request) => operatorOf(req).tenantId;
+  const endpointId = (req: Request) => idParam(req, 'webhook_endpoint_not_found');
+
+  router.post('/api/webhooks/endpoints', write, async (req, res) => {
+    res.status(201).json(await createEndpoint(deps, tenant(req), parseCreate(req.body)));
+  });
+  router.get('/api/webhooks/endpoints', read, async (req, res) => {
+    res.json(await listEndpoints(deps.db, tenant(req)));
+  });
+  router.get('/api/webhooks/endpoints/:id', read, async (req, res) => {
+    res.json(endpointView(await findEndpoint(deps.db, tenant(req), endpointId(req))));
+  });
+  router.delete('/api/webhooks/endpoints/:id', write, async (req, res) => {
+    await deleteEndpoint(deps.db, tenant(req), endpointId(req));
+    res.status(204).end();
+  });
+  router.post('/api/webhooks/endpoints/:id/rotate-secret', write, async (req, res) => {
+    res.json(await rotateSecret(deps, tenant(req), endpointId(req)));
+  });
+  router.post('/api/webhooks/endpoints/:id/resume', write, async (req, res) => {
+    res.json(await resumeEndpoint(deps, tenant(req), endpointId(req)));
+  });
+  router.post('/api/webhooks/endpoints/:id/test', write, async (req, res) => {
+    res.status(202).json(await sendTestDelivery(deps, tenant(req), endpointId(req), parseTest(req.body ?? {}).event));
+  });
+  router.post('/api/webhooks/endpoints/:id/recover', write, async (req, res) => {
+    res.status(202).json(await recoverDeliveries(deps, tenant(req), endpointId(req), parseRecover(req.body).since));
+  });
+  router.get('/api/webhooks/endpoints/:id/deliveries', read, async (req, res) => {
+    const query = parseDeliveriesQuery(req.query);
+    res.json(
+      await listDeliveries(deps.db, tenant(req), endpointId(req), {
+        limit: Number(query.limit ?? 20),
+        before: query.before,
+      }),
+    );
+  });
+  router.post('/api/webhooks/deliveries/:id/redeliver', write, async (req, res) => {
+    res.status(202).json(await redeliver(deps, tenant(req), idParam(req, 'webhook_delivery_not_found')));
+  });
+  return router;
+}

@@ -1,0 +1,53 @@
+import type { Config } from '@booking/config';
+import { createPrismaClient } from '@booking/db';
+import { createDeliveryQueue, queueConnection } from '@booking/webhook-queue';
+import type { Logger } from 'pino';
+import { createMetrics, serveMetrics } from './metrics';
+import { startOutboxRelay } from './relay/outbox-relay';
+import { startDeliveryWorker } from './worker/delivery-worker';
+
+export interface Dispatcher {
+  stop(): Promise<void>;
+}
+
+/**
+ * The webhook dispatcher: the outbox relay, a delivery worker and the metrics endpoint. Several
+ * dispatchers may run against one database and Redis; they share the work.
+ */
+export async function startDispatcher(
+  config: Config,
+  logger: Logger,
+  options: { metrics?: boolean } = {},
+): Promise<Dispatcher> {
+  const db = createPrismaClient(config.databaseUrl, { poolSize: config.dbPoolSize });
+  const connection = queueConnection(config.redisUrl);
+  connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
+  const queue = createDeliveryQueue(connection);
+  const metrics = createMetrics(queue);
+  const worker = startDeliveryWorker({ db, config, logger, metrics }, connection);
+  const stopRelay = await startOutboxRelay({
+    db,
+    queue,
+    databaseUrl: config.databaseUrl,
+    retryDelaysMs: config.webhooks.retryDelaysMs,
+    intervalMs: config.webhooks.relayIntervalMs,
+    sweepIntervalMs: config.webhooks.sweepIntervalMs,
+    logger,
+  });
+  const server = options.metrics === false ? null : serveMetrics(metrics, config.metricsPort);
+  logger.info(
+    { concurrency: config.webhooks.concurrency, metricsPort: server ? config.metricsPort : null },
+    'dispatcher started',
+  );
+
+  return {
+    async stop() {
+      await stopRelay();
+      // Lets in-flight attempts finish and record themselves; unfinished jobs go back to the queue.
+      await worker.close();
+      await queue.close();
+      server?.close();
+      await Promise.allSettled([db.$disconnect(), connection.quit()]);
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import type { Db } from '@booking/db';
+import { enqueueDeliveries, type DeliveryQueue } from '@booking/webhook-queue';
+
+const BATCH = 500;
+
+/**
+ * Queues pending deliveries whose job is gone: the relay or the API died between committing a
+ * delivery and queuing it, or Redis lost its data. The delivery keeps its id, so the receiver
+ * can tell a repeat from a new event; the schedule resumes where the delivery's attempts left it.
+ */
+export async function sweepUnqueued(
+  db: Db,
+  queue: DeliveryQueue,
+  retryDelaysMs: number[],
+  /** Longer than any gap between a delivery row's commit and its job being queued. */
+  graceMs: number,
+): Promise<number> {
+  const stale = await db.webhookDelivery.findMany({
+    where: {
+      status: 'pending',
+      OR: [
+        { nextAttemptAt: { lt: new Date(Date.now() - graceMs) } },
+        { nextAttemptAt: null, createdAt: { lt: new Date(Date.now() - graceMs) } },
+      ],
+    },
+    select: { id: true, attemptCount: true },
+    orderBy: { createdAt: 'asc' },
+    take: BATCH,
+  });
+  const missing: { id: string; firstAttempt: number; delayMs: number }[] = [];
+  for (const delivery of stale) {
+    if (!(await queue.getJob(delivery.id))) {
+      missing.push({
+        id: delivery.id,
+        firstAttempt: Math.min(delivery.attemptCount, retryDelaysMs.length - 1),
+        delayMs: 0,
+      });
+    }
+  }
+  await enqueueDeliveries(queue, missing, retryDelaysMs);
+  return missing.length;
+}

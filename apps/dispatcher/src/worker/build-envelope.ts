@@ -1,0 +1,35 @@
+import type { Db, Prisma } from '@booking/db';
+
+type DeliveryWithEvent = Prisma.WebhookDeliveryGetPayload<{ include: { event: true } }>;
+
+/**
+ * The body receivers get: `{id, event, emitted_at, data}` (+ `_test` on test deliveries). The
+ * event's data is what was recorded with the change, except a customer's contact fields, which
+ * are read now so that receivers never act on an address the customer has since changed.
+ */
+export async function buildEnvelope(db: Db, delivery: DeliveryWithEvent): Promise<Record<string, unknown>> {
+  if (delivery.isTest || !delivery.event) {
+    return {
+      id: delivery.id,
+      event: delivery.eventName,
+      emitted_at: delivery.createdAt.toISOString(),
+      data: delivery.testData ?? {},
+      _test: true,
+    };
+  }
+  const data = { ...(delivery.event.data as Record<string, unknown>) };
+  if (delivery.event.entityType === 'customer') {
+    const customer = await db.customer.findFirst({
+      where: { id: delivery.event.entityId, tenantId: delivery.tenantId },
+    });
+    if (customer) {
+      Object.assign(data, {
+        email: customer.email,
+        first_name: customer.firstName,
+        last_name: customer.lastName,
+        phone: customer.phone,
+      });
+    }
+  }
+  return { id: delivery.id, event: delivery.eventName, emitted_at: delivery.event.createdAt.toISOString(), data };
+}

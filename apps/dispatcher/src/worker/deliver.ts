@@ -1,0 +1,82 @@
+import type { Config } from '@booking/config';
+import type { Db } from '@booking/db';
+import type { DeliveryJobData } from '@booking/webhook-queue';
+import { retryDelay } from '@booking/webhook-queue';
+import type { Job } from 'bullmq';
+import type { Logger } from 'pino';
+import { postWebhook } from '../delivery/post-webhook';
+import type { DispatcherMetrics } from '../metrics';
+import { buildEnvelope } from './build-envelope';
+import { recordAttempt } from './record-attempt';
+import { signedHeaders } from './signed-headers';
+
+/** Thrown to have BullMQ retry on the schedule; its message is the attempt's failure. */
+class AttemptFailed extends Error {
+  override name = 'AttemptFailed';
+}
+
+export interface DeliverDeps {
+  db: Db;
+  config: Config;
+  logger: Logger;
+  metrics: DispatcherMetrics;
+}
+
+/**
+ * One attempt of one delivery: re-read everything from PostgreSQL (the job carries only the id),
+ * build and sign the body, send it, and record the attempt. A failure that has retries left is
+ * thrown so the queue schedules the next attempt; the last one marks the delivery abandoned.
+ */
+export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>): Promise<void> {
+  const { db, config, metrics } = deps;
+  const delivery = await db.webhookDelivery.findUnique({
+    where: { id: job.data.deliveryId },
+    include: { event: true, endpoint: true },
+  });
+  // Gone, or settled by an earlier run of this job that crashed before completing it.
+  if (!delivery || delivery.status === 'succeeded' || delivery.status === 'abandoned') return;
+  const { endpoint } = delivery;
+  if (endpoint.deletedAt) {
+    await db.webhookDelivery.update({ where: { id: delivery.id }, data: { status: 'abandoned', nextAttemptAt: null } });
+    return;
+  }
+  if (endpoint.status === 'disabled') {
+    await db.webhookDelivery.update({ where: { id: delivery.id }, data: { status: 'waiting', nextAttemptAt: null } });
+    metrics.deliveries.inc({ outcome: 'waiting' });
+    return;
+  }
+
+  const body = JSON.stringify(await buildEnvelope(db, delivery));
+  const startedAt = new Date();
+  const headers = signedHeaders({
+    deliveryId: delivery.id,
+    eventName: delivery.eventName,
+    body,
+    secretKey: config.webhooks.secretKey,
+    endpoint,
+    now: startedAt.getTime(),
+  });
+  const result = await postWebhook({
+    url: endpoint.url,
+    headers,
+    body,
+    timeoutMs: config.webhooks.timeoutMs,
+    allowPrivateAddresses: config.webhooks.allowPrivateUrls,
+  });
+  metrics.attemptSeconds.observe({ ok: String(result.ok) }, result.durationMs / 1000);
+
+  const delays = config.webhooks.retryDelaysMs;
+  const { outcome, endpointDisabled } = await recordAttempt(db, {
+    deliveryId: delivery.id,
+    endpointId: endpoint.id,
+    startedAt,
+    result,
+    isLastAttempt: delivery.attemptCount + 1 >= delays.length,
+    nextDelayMs: retryDelay(delays, job),
+    autoDisableAfter: config.webhooks.autoDisableAfter,
+  });
+  metrics.deliveries.inc({ outcome: outcome === 'retrying' ? 'failed' : outcome });
+  if (endpointDisabled)
+    deps.logger.warn({ endpointId: endpoint.id }, 'webhook endpoint disabled after consecutive failures');
+  if (outcome === 'retrying') throw new AttemptFailed(result.error ?? `HTTP ${result.statusCode}`);
+}

@@ -1,0 +1,60 @@
+import { Queue, type ConnectionOptions } from 'bullmq';
+import { Redis } from 'ioredis';
+
+/** The BullMQ queue of webhook deliveries: the API and the relay add, dispatcher workers take. */
+export const DELIVERY_QUEUE = 'webhook-deliveries';
+
+/** A job names its delivery and nothing else: the worker reads the rest from PostgreSQL. */
+export interface DeliveryJobData {
+  deliveryId: string;
+  /** Index in the retry schedule of this job's first attempt (non-zero when a schedule resumes). */
+  firstAttempt: number;
+}
+
+export type DeliveryQueue = Queue<DeliveryJobData>;
+
+export function createDeliveryQueue(connection: ConnectionOptions): DeliveryQueue {
+  return new Queue<DeliveryJobData>(DELIVERY_QUEUE, { connection });
+}
+
+/**
+ * Queues deliveries. The job id is the delivery id, so a delivery is queued at most once at a
+ * time however many processes try (the relay, its sweeper, an operator's redeliver). Finished
+ * jobs are removed: PostgreSQL keeps the history, and a later redelivery can reuse the id.
+ * The queue owns the retry schedule: attempt 1 waits `retryDelaysMs[firstAttempt]`, and each
+ * retry the next delay (see `retryDelay`).
+ */
+export async function enqueueDeliveries(
+  queue: DeliveryQueue,
+  deliveries: { id: string; firstAttempt?: number; delayMs?: number }[],
+  retryDelaysMs: number[],
+): Promise<void> {
+  if (deliveries.length === 0) return;
+  await queue.addBulk(
+    deliveries.map(({ id, firstAttempt = 0, delayMs }) => ({
+      name: 'deliver',
+      data: { deliveryId: id, firstAttempt },
+      opts: {
+        jobId: id,
+        delay: delayMs ?? retryDelaysMs[firstAttempt] ?? 0,
+        attempts: Math.max(1, retryDelaysMs.length - firstAttempt),
+        backoff: { type: 'schedule' },
+        removeOnComplete: true,
+        removeOnFail: true,
+      },
+    })),
+  );
+}
+
+/** Delay before the retry that follows `attemptsMade` failed attempts of this job. */
+export function retryDelay(retryDelaysMs: number[], job: { attemptsMade: number; data: DeliveryJobData }): number {
+  return retryDelaysMs[job.data.firstAttempt + job.attemptsMade] ?? retryDelaysMs[retryDelaysMs.length - 1] ?? 0;
+}
+
+/**
+ * A Redis connection for BullMQ, which needs `maxRetriesPerRequest: null` so its blocking
+ * commands wait for Redis to come back instead of failing.
+ */
+export function queueConnection(redisUrl: string): Redis {
+  return new Redis(redisUrl, { maxRetriesPerRequest: null });
+}

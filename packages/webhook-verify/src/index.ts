@@ -1,0 +1,16 @@
+export {
+  verifyWebhook,
+  signWebhook,
+  WebhookVerificationError,
+  WEBHOOK_HEADERS,
+  SIGNATURE_PREFIX,
+  DEFAULT_TOLERANCE_MS,
+} from './verify-webhook';
+export type {
+  VerifyWebhookOptions,
+  WebhookEnvelope,
+  WebhookHeaders,
+  WebhookVerificationFailure,
+} from './verify-webhook';
+export { webhookMiddleware, MAX_BODY_BYTES } from './middleware';
+export type { WebhookMiddlewareOptions } from './middleware';
