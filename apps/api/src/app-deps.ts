@@ -37,7 +37,7 @@ export function createAppDeps(config: Config): AppDeps {
     logger,
     holds: new HoldStore(redis, config.holdTtlSeconds),
     stripe: createStripe(config),
-    deliveryQueue: createDeliveryQueue(queueRedis),
+    deliveryQueue: createDeliveryQueue(queueRedis, config.queuePrefix),
     queueRedis,
   };
 }

@@ -22,7 +22,7 @@ export async function startDispatcher(
   const db = createPrismaClient(config.databaseUrl, { poolSize: config.dbPoolSize });
   const connection = queueConnection(config.redisUrl);
   connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
-  const queue = createDeliveryQueue(connection);
+  const queue = createDeliveryQueue(connection, config.queuePrefix);
   const metrics = createMetrics(queue);
   const worker = startDeliveryWorker({ db, config, logger, metrics }, connection);
   const stopRelay = await startOutboxRelay({

@@ -13,8 +13,9 @@ export interface DeliveryJobData {
 
 export type DeliveryQueue = Queue<DeliveryJobData>;
 
-export function createDeliveryQueue(connection: ConnectionOptions): DeliveryQueue {
-  return new Queue<DeliveryJobData>(DELIVERY_QUEUE, { connection });
+/** `prefix` namespaces the queue's Redis keys, so deployments (or test runs) sharing a Redis stay apart. */
+export function createDeliveryQueue(connection: ConnectionOptions, prefix: string): DeliveryQueue {
+  return new Queue<DeliveryJobData>(DELIVERY_QUEUE, { connection, prefix });
 }
 
 /**

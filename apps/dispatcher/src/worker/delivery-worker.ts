@@ -11,6 +11,7 @@ export function startDeliveryWorker(deps: DeliverDeps, connection: ConnectionOpt
   const delays = deps.config.webhooks.retryDelaysMs;
   const worker = new Worker<DeliveryJobData>(DELIVERY_QUEUE, (job) => deliver(deps, job), {
     connection,
+    prefix: deps.config.queuePrefix,
     concurrency: deps.config.webhooks.concurrency,
     lockDuration: Math.max(30_000, deps.config.webhooks.timeoutMs * 3),
     settings: {
