@@ -3,6 +3,12 @@ import { BookingRequest, BookingResponse } from '../bookings/booking-schemas';
 import { CheckInByTokenRequest } from '../bookings/operator-booking-routes';
 import { HoldRequest, HoldResponse } from '../holds/hold-schemas';
 import { Experience, Slot, WidgetExperienceResponse } from '../widget/widget-schemas';
+import {
+  CreateEndpointRequest,
+  RecoverRequest,
+  TestDeliveryRequest,
+  WebhookEndpoint,
+} from '../webhooks/webhook-schemas';
 
 const PaymentIntentResponse = Type.Object(
   {
@@ -41,6 +47,12 @@ const operatorErrors = {
   403: error("forbidden: the key's role is below the one this action needs"),
   404: error('booking_not_found (in this tenant)'),
 };
+const endpointId = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
+const webhookErrors = {
+  401: error('unauthorized'),
+  403: error('forbidden: not an admin key, or no webhooks:write scope for changes'),
+  404: error('webhook_endpoint_not_found / webhook_delivery_not_found (in this tenant)'),
+};
 const anyJson = (description: string) => ({
   description,
   content: { 'application/json': { schema: { type: 'object' } } },
@@ -66,13 +78,18 @@ export function buildOpenApiDocument(serverUrl: string) {
     BookingResponse,
     PaymentIntentResponse,
     CheckInByTokenRequest,
+    CreateEndpointRequest,
+    WebhookEndpoint,
+    TestDeliveryRequest,
+    RecoverRequest,
   ];
   return {
     openapi: '3.1.0',
     info: {
       title: 'Booking Service',
       version: '1.0.0',
-      description: 'Booking API for attraction venues: discovery, holds, bookings, payments and operator actions.',
+      description:
+        'Booking API for attraction venues: discovery, holds, bookings, payments, operator actions and webhook subscriptions.',
     },
     servers: [{ url: serverUrl }],
     paths: {
@@ -217,6 +234,107 @@ export function buildOpenApiDocument(serverUrl: string) {
             ...operatorErrors,
             401: error('unauthorized (API key) or invalid_token (bad signature or expired)'),
             409: error('booking_not_checkable'),
+          },
+        },
+      },
+      '/api/webhooks/endpoints': {
+        post: {
+          summary: 'Subscribe an HTTPS URL to events (admin key with webhooks:write)',
+          description:
+            'Omitted or empty `events` subscribes to every operator-subscribable event. The answer carries `signing_secret`, shown this once.',
+          security: apiKey,
+          requestBody: { required: true, ...json(CreateEndpointRequest) },
+          responses: {
+            201: { description: 'Endpoint created, with its signing_secret', ...json(WebhookEndpoint) },
+            400: error('invalid_body, invalid_webhook_url'),
+            401: error('unauthorized'),
+            403: error('forbidden: not an admin key, or no webhooks:write scope'),
+          },
+        },
+        get: {
+          summary: "The tenant's endpoints (admin)",
+          security: apiKey,
+          responses: { 200: anyJson('{data: WebhookEndpoint[]} without secrets'), ...webhookErrors },
+        },
+      },
+      '/api/webhooks/endpoints/{id}': {
+        get: {
+          summary: 'One endpoint, without its secret (admin)',
+          security: apiKey,
+          parameters: [endpointId],
+          responses: { 200: { description: 'The endpoint', ...json(WebhookEndpoint) }, ...webhookErrors },
+        },
+        delete: {
+          summary: 'Remove a subscription; nothing more is sent (webhooks:write)',
+          security: apiKey,
+          parameters: [endpointId],
+          responses: { 204: { description: 'Removed' }, ...webhookErrors },
+        },
+      },
+      '/api/webhooks/endpoints/{id}/rotate-secret': {
+        post: {
+          summary: 'New signing secret, shown once; the old one signs X-Service-Signature-Previous for 7 days',
+          security: apiKey,
+          parameters: [endpointId],
+          responses: {
+            200: { description: 'The endpoint with its new signing_secret', ...json(WebhookEndpoint) },
+            ...webhookErrors,
+          },
+        },
+      },
+      '/api/webhooks/endpoints/{id}/resume': {
+        post: {
+          summary: 'Re-enable an auto-disabled endpoint and send the deliveries that waited',
+          security: apiKey,
+          parameters: [endpointId],
+          responses: { 200: anyJson('The endpoint and resumed_deliveries'), ...webhookErrors },
+        },
+      },
+      '/api/webhooks/endpoints/{id}/test': {
+        post: {
+          summary: 'Send a test delivery (`_test: true`, sample data)',
+          security: apiKey,
+          parameters: [endpointId],
+          requestBody: { required: false, ...json(TestDeliveryRequest) },
+          responses: { 202: anyJson('{delivery_id}'), ...webhookErrors },
+        },
+      },
+      '/api/webhooks/endpoints/{id}/recover': {
+        post: {
+          summary: 'Resend every abandoned delivery of the endpoint created since a time',
+          security: apiKey,
+          parameters: [endpointId],
+          requestBody: { required: true, ...json(RecoverRequest) },
+          responses: { 202: anyJson('{recovered}'), ...webhookErrors, 409: error('webhook_endpoint_disabled') },
+        },
+      },
+      '/api/webhooks/endpoints/{id}/deliveries': {
+        get: {
+          summary:
+            'Deliveries, newest first, each with its attempts (time, status code, latency, error, response body)',
+          security: apiKey,
+          parameters: [
+            endpointId,
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
+            {
+              name: 'before',
+              in: 'query',
+              schema: { type: 'string', format: 'date-time' },
+              description: 'next_before of the previous page',
+            },
+          ],
+          responses: { 200: anyJson('{data, next_before}'), ...webhookErrors, 400: error('invalid_query') },
+        },
+      },
+      '/api/webhooks/deliveries/{id}/redeliver': {
+        post: {
+          summary: 'Send a delivery again, same delivery id, fresh schedule',
+          security: apiKey,
+          parameters: [{ ...endpointId, description: 'delivery id' }],
+          responses: {
+            202: anyJson('{delivery_id, status}'),
+            ...webhookErrors,
+            409: error('webhook_endpoint_disabled'),
           },
         },
       },
