@@ -47,9 +47,9 @@ export async function enqueueDeliveries(
   );
 }
 
-/** Delay before the retry that follows `attemptsMade` failed attempts of this job. */
-export function retryDelay(retryDelaysMs: number[], job: { attemptsMade: number; data: DeliveryJobData }): number {
-  return retryDelaysMs[job.data.firstAttempt + job.attemptsMade] ?? retryDelaysMs[retryDelaysMs.length - 1] ?? 0;
+/** Delay before the attempt that follows `failedAttempts` failed attempts of a job. */
+export function retryDelay(retryDelaysMs: number[], firstAttempt: number, failedAttempts: number): number {
+  return retryDelaysMs[firstAttempt + failedAttempts] ?? retryDelaysMs[retryDelaysMs.length - 1] ?? 0;
 }
 
 /**

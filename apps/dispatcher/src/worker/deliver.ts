@@ -72,7 +72,8 @@ export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>): Pro
     startedAt,
     result,
     isLastAttempt: delivery.attemptCount + 1 >= delays.length,
-    nextDelayMs: retryDelay(delays, job),
+    // This attempt is the job's attemptsMade-th failure once it is thrown.
+    nextDelayMs: retryDelay(delays, job.data.firstAttempt, job.attemptsMade + 1),
     autoDisableAfter: config.webhooks.autoDisableAfter,
   });
   metrics.deliveries.inc({ outcome: outcome === 'retrying' ? 'failed' : outcome });

@@ -15,6 +15,9 @@ export function startDeliveryWorker(deps: DeliverDeps, connection: ConnectionOpt
     concurrency: deps.config.webhooks.concurrency,
     lockDuration: Math.max(30_000, deps.config.webhooks.timeoutMs * 3),
     settings: {
+      // Called after BullMQ counted the failure: attemptsMade includes the attempt that just failed.
+      backoffStrategy: (attemptsMade, _type, _error, job) => retryDelay(delays, (job?.data as DeliveryJobData | undefined)?.firstAttempt ?? 0, attemptsMade),
+    },
       backoffStrategy: (_attemptsMade, _type, _error, job) =>
         job ? retryDelay(delays, job as { attemptsMade: number; data: DeliveryJobData }) : 0,
     },
