@@ -16,15 +16,14 @@ export function startDeliveryWorker(deps: DeliverDeps, connection: ConnectionOpt
     lockDuration: Math.max(30_000, deps.config.webhooks.timeoutMs * 3),
     settings: {
       // Called after BullMQ counted the failure: attemptsMade includes the attempt that just failed.
-      backoffStrategy: (attemptsMade, _type, _error, job) => retryDelay(delays, (job?.data as DeliveryJobData | undefined)?.firstAttempt ?? 0, attemptsMade),
-    },
-      backoffStrategy: (_attemptsMade, _type, _error, job) =>
-        job ? retryDelay(delays, job as { attemptsMade: number; data: DeliveryJobData }) : 0,
+      backoffStrategy: (attemptsMade, _type, _error, job) =>
+        retryDelay(delays, (job?.data as DeliveryJobData | undefined)?.firstAttempt ?? 0, attemptsMade),
     },
   });
   worker.on('failed', (job, error) => {
-    if (error.name !== 'AttemptFailed')
+    if (error.name !== 'AttemptFailed') {
       deps.logger.error({ err: error, deliveryId: job?.data.deliveryId }, 'delivery job failed');
+    }
   });
   worker.on('error', (error) => deps.logger.error({ err: error }, 'delivery worker error'));
   return worker;
