@@ -317,13 +317,13 @@ export function buildOpenApiDocument(serverUrl: string) {
             endpointId,
             { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
             {
-              name: 'before',
+              name: 'starting_after',
               in: 'query',
-              schema: { type: 'string', format: 'date-time' },
-              description: 'next_before of the previous page',
+              schema: { type: 'string', format: 'uuid' },
+              description: 'next_starting_after of the previous page',
             },
           ],
-          responses: { 200: anyJson('{data, next_before}'), ...webhookErrors, 400: error('invalid_query') },
+          responses: { 200: anyJson('{data, next_starting_after}'), ...webhookErrors, 400: error('invalid_query') },
         },
       },
       '/api/webhooks/deliveries/{id}/redeliver': {

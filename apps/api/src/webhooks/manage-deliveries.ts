@@ -9,18 +9,34 @@ type Deps = { db: Db; config: Config; deliveryQueue: DeliveryQueue };
 
 const ENTITY_TYPES = ['booking', 'customer', 'wallet', 'membership', 'order'];
 
-/** The deliveries of an endpoint, newest first, each with its attempts. */
+/**
+ * The deliveries of an endpoint, newest first, each with its attempts. Pages are keyed on
+ * (created_at, id): the relay creates a batch's deliveries in one statement, so many share a
+ * created_at and a time alone would skip some.
+ */
 export async function listDeliveries(
   db: Db,
   tenantId: string,
   endpointId: string,
-  page: { limit: number; before?: string },
+  page: { limit: number; startingAfter?: string },
 ) {
   await findEndpoint(db, tenantId, endpointId);
+  const after = page.startingAfter
+    ? await db.webhookDelivery.findFirst({
+        where: { id: page.startingAfter, endpointId },
+        select: { id: true, createdAt: true },
+      })
+    : null;
+  if (page.startingAfter && !after) throw new AppError('webhook_delivery_not_found');
   const deliveries = await db.webhookDelivery.findMany({
-    where: { endpointId, ...(page.before && { createdAt: { lt: new Date(page.before) } }) },
+    where: {
+      endpointId,
+      ...(after && {
+        OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }],
+      }),
+    },
     include: { attempts: { orderBy: { attemptNumber: 'asc' } } },
-    orderBy: { createdAt: 'desc' },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
     take: page.limit,
   });
   return {
@@ -43,7 +59,7 @@ export async function listDeliveries(
         response_body: a.responseBody,
       })),
     })),
-    next_before: deliveries.length === page.limit ? deliveries[deliveries.length - 1]!.createdAt.toISOString() : null,
+    next_starting_after: deliveries.length === page.limit ? deliveries[deliveries.length - 1]!.id : null,
   };
 }
 

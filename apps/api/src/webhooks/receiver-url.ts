@@ -21,7 +21,8 @@ export function assertReceiverUrl(raw: string, allowPrivate: boolean): string {
     return url.toString();
   }
   if (url.protocol !== 'https:') throw new AppError('invalid_webhook_url', 'receivers must use https');
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  // A fully qualified name may end in a dot (`localhost.`): it names the same host.
+  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '');
   if (isIP(host) !== 0 || PRIVATE_NAMES.test(host)) {
     throw new AppError('invalid_webhook_url', 'use a public host name, not an IP address or an internal name');
   }

@@ -69,7 +69,7 @@ export function webhookRoutes(deps: AppDeps): Router {
     res.json(
       await listDeliveries(deps.db, tenant(req), endpointId(req), {
         limit: Number(query.limit ?? 20),
-        before: query.before,
+        startingAfter: query.starting_after,
       }),
     );
   });

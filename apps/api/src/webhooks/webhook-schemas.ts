@@ -35,8 +35,8 @@ export const RecoverRequest = Type.Object(
 export const DeliveriesQuery = Type.Object(
   {
     limit: Type.Optional(Type.String({ pattern: '^([1-9]|[1-9][0-9]|100)$', description: '1 to 100, default 20' })),
-    before: Type.Optional(
-      Type.String({ format: 'date-time', description: 'only deliveries created before this time' }),
+    starting_after: Type.Optional(
+      Type.String({ format: 'uuid', description: 'the next_starting_after of the previous page' }),
     ),
   },
   { additionalProperties: false },

@@ -5,7 +5,8 @@ const BATCH = 500;
 
 /**
  * Queues pending deliveries whose job is gone: the relay or the API died between committing a
- * delivery and queuing it, or Redis lost its data. The delivery keeps its id, so the receiver
+ * delivery and queuing it, or Redis lost its data. Also sends deliveries left waiting on an
+ * endpoint that is active again. The delivery keeps its id, so the receiver
  * can tell a repeat from a new event; the schedule resumes where the delivery's attempts left it.
  */
 export async function sweepUnqueued(
@@ -15,6 +16,13 @@ export async function sweepUnqueued(
   /** Longer than any gap between a delivery row's commit and its job being queued. */
   graceMs: number,
 ): Promise<number> {
+  // A delivery written as `waiting` by a relay or worker that read its endpoint just before a
+  // resume would otherwise wait for good: resume only picks up what is waiting when it runs.
+  await db.$executeRaw`
+    UPDATE webhook_deliveries d SET status = 'pending', attempt_count = 0, next_attempt_at = NULL, updated_at = now()
+    FROM webhook_endpoints e
+    WHERE d.endpoint_id = e.id AND d.status = 'waiting' AND e.status = 'active' AND e.deleted_at IS NULL
+      AND d.updated_at < ${new Date(Date.now() - graceMs)}`;
   const stale = await db.webhookDelivery.findMany({
     where: {
       status: 'pending',
