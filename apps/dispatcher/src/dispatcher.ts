@@ -34,7 +34,7 @@ export async function startDispatcher(
     sweepIntervalMs: config.webhooks.sweepIntervalMs,
     logger,
   });
-  const server = options.metrics === false ? null : serveMetrics(metrics, config.metricsPort);
+  const server = options.metrics === false ? null : serveMetrics(metrics, config.metricsPort, logger);
   logger.info(
     { concurrency: config.webhooks.concurrency, metricsPort: server ? config.metricsPort : null },
     'dispatcher started',

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { DeliveryQueue } from '@booking/webhook-queue';
+import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface DispatcherMetrics {
@@ -39,8 +40,8 @@ export function createMetrics(queue: DeliveryQueue): DispatcherMetrics {
 }
 
 /** GET /metrics for Prometheus and GET /healthz for the orchestrator. */
-export function serveMetrics(metrics: DispatcherMetrics, port: number): Server {
-  return createServer((req, res) => {
+export function serveMetrics(metrics: DispatcherMetrics, port: number, logger: Logger): Server {
+  const server = createServer((req, res) => {
     if (req.url === '/metrics') {
       metrics.registry
         .metrics()
@@ -51,5 +52,8 @@ export function serveMetrics(metrics: DispatcherMetrics, port: number): Server {
     } else {
       res.writeHead(404).end();
     }
-  }).listen(port);
+  });
+  // A taken port (say, a second dispatcher on the host) costs the metrics, not the deliveries.
+  server.on('error', (error) => logger.error({ err: error, port }, 'metrics server not listening; set METRICS_PORT'));
+  return server.listen(port);
 }

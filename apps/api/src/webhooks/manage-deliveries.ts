@@ -100,7 +100,10 @@ export async function redeliver(deps: Deps, tenantId: string, deliveryId: string
     where: { id: deliveryId },
     data: { status: 'pending', attemptCount: 0, nextAttemptAt: null },
   });
-  // A delivery still queued keeps its job: the id is the job id, so this adds nothing then.
+  // A job waiting for a retry is replaced, so the delivery goes now on a fresh schedule; one
+  // being sent right now is left alone (the id is the job id, so nothing is added then).
+  const queued = await deps.deliveryQueue.getJob(deliveryId);
+  if (queued && ((await queued.isDelayed()) || (await queued.isWaiting()))) await queued.remove();
   await enqueueDeliveries(deps.deliveryQueue, [{ id: deliveryId }], deps.config.webhooks.retryDelaysMs);
   return { delivery_id: deliveryId, status: 'pending' as const };
 }

@@ -1,10 +1,12 @@
-import { SUBSCRIBABLE_EVENTS } from '@booking/events';
+import { SUBSCRIBABLE_EVENTS, type SubscribableEvent } from '@booking/events';
 import { Type, type Static } from '@sinclair/typebox';
 
-const EventName = Type.Union(
-  SUBSCRIBABLE_EVENTS.map((name) => Type.Literal(name)),
-  { description: 'an operator-subscribable event of the catalogue' },
-);
+// One `enum` rather than a union of constants, so a wrong name is one clear problem, not fifty.
+const EventName = Type.Unsafe<SubscribableEvent>({
+  type: 'string',
+  enum: [...SUBSCRIBABLE_EVENTS],
+  description: 'an operator-subscribable event of the catalogue',
+});
 
 export const CreateEndpointRequest = Type.Object(
   {

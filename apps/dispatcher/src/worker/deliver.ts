@@ -48,21 +48,36 @@ export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>): Pro
 
   const body = JSON.stringify(await buildEnvelope(db, delivery));
   const startedAt = new Date();
-  const headers = signedHeaders({
-    deliveryId: delivery.id,
-    eventName: delivery.eventName,
-    body,
-    secretKey: config.webhooks.secretKey,
-    endpoint,
-    now: startedAt.getTime(),
-  });
-  const result = await postWebhook({
-    url: endpoint.url,
-    headers,
-    body,
-    timeoutMs: config.webhooks.timeoutMs,
-    allowPrivateAddresses: config.webhooks.allowPrivateUrls,
-  });
+  let headers: Record<string, string> | null = null;
+  try {
+    headers = signedHeaders({
+      deliveryId: delivery.id,
+      eventName: delivery.eventName,
+      body,
+      secretKey: config.webhooks.secretKey,
+      endpoint,
+      now: startedAt.getTime(),
+    });
+  } catch (error) {
+    deps.logger.error({ err: error, endpointId: endpoint.id }, 'cannot open the endpoint signing secret');
+  }
+  // An unreadable secret (WEBHOOK_SECRET_KEY changed) is a failed attempt like any other, so it
+  // shows in the delivery log and runs out on the schedule instead of looping unseen.
+  const result = headers
+    ? await postWebhook({
+        url: endpoint.url,
+        headers,
+        body,
+        timeoutMs: config.webhooks.timeoutMs,
+        allowPrivateAddresses: config.webhooks.allowPrivateUrls,
+      })
+    : {
+        ok: false,
+        statusCode: null,
+        durationMs: 0,
+        responseBody: null,
+        error: 'signing secret cannot be decrypted (was WEBHOOK_SECRET_KEY changed?)',
+      };
   metrics.attemptSeconds.observe({ ok: String(result.ok) }, result.durationMs / 1000);
 
   const delays = config.webhooks.retryDelaysMs;
