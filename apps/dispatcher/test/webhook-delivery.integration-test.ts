@@ -4,7 +4,7 @@ import { SUBSCRIBABLE_EVENTS } from '@booking/events';
 import { generateWebhookSecret, sealSecret } from '@booking/signing';
 import { seedTenant } from '../../api/test/support/test-app';
 // The receivers' own package: not a dependency of the dispatcher, so imported by path.
-import { verifyWebhook, WebhookVerificationError, type WebhookEnvelope } from '../../../packages/webhook-verify/src';
+import { verifyWebhook, WebhookVerificationError, type WebhookEnvelope } from '@booking/webhook-verify';
 import { answer, closedPort, Receiver, type Behaviour, type ReceivedRequest } from './support/receiver';
 import {
   sleep,
