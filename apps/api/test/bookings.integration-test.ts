@@ -43,6 +43,7 @@ describe('POST /api/bookings', () => {
       currency: 'USD',
       gift_card_applied_cents: 0,
       payment_complete: false,
+      manage_token: expect.stringMatching(/^t1\./),
     });
     const token = verifyToken(t.deps.config.tokenSigningSecret, 'booking', res.body.booking_token);
     expect(token.subject).toBe(res.body.booking_id);

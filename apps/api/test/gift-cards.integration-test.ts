@@ -100,9 +100,17 @@ describe('gift cards on POST /api/bookings', () => {
     expect(await t.deps.holds.get(holdId)).toBeNull();
 
     const events = await t.deps.db.event.findMany({ where: { entityId: booking.id }, orderBy: { createdAt: 'asc' } });
-    expect(events.map((e) => e.name)).toEqual(['booking.created', 'booking.confirmed']);
-    expect(events[1]!.data).toEqual({
-      event_id: events[1]!.id,
+    expect(events.map((e) => e.name)).toEqual(['booking.created', 'gift_card.redeemed', 'booking.confirmed']);
+    const redeemed = events[1]!.data as Record<string, unknown>;
+    expect(redeemed).toMatchObject({
+      booking_id: booking.id,
+      amount_cents: 9000,
+      currency: 'USD',
+      gift_card_id: booking.giftCardId,
+    });
+    expect(JSON.stringify(redeemed)).not.toContain(big.code);
+    expect(events[2]!.data).toEqual({
+      event_id: events[2]!.id,
       schema_version: 2,
       entity_type: 'booking',
       entity_id: booking.id,
@@ -144,9 +152,12 @@ describe('gift cards on POST /api/bookings', () => {
     expect(await balanceOf(t, demo.tenant.id, small.code)).toBe(0);
     expect((await t.deps.db.slot.findUniqueOrThrow({ where: { id: slot.id } })).seatsBooked).toBe(0);
     expect((await t.deps.holds.liveSeats([slot.id])).get(slot.id)).toBe(2);
-    expect((await t.deps.db.event.findMany({ where: { entityId: res.body.booking_id } })).map((e) => e.name)).toEqual([
-      'booking.created',
-    ]);
+    const recorded = await t.deps.db.event.findMany({
+      where: { entityId: res.body.booking_id },
+      orderBy: { createdAt: 'asc' },
+    });
+    expect(recorded.map((e) => e.name)).toEqual(['booking.created', 'gift_card.redeemed']);
+    expect(recorded[1]!.data).toMatchObject({ amount_cents: 500, booking_id: res.body.booking_id });
 
     const intent = await request(t.app)
       .post(`/api/embed/bookings/${res.body.booking_id}/payment-intent`)

@@ -16,6 +16,7 @@ export type ErrorCode =
   | 'gift_card_empty'
   | 'invalid_signature'
   | 'invalid_webhook_url'
+  | 'refund_exceeds_paid'
   // 401, 403
   | 'unauthorized'
   | 'invalid_token'
@@ -29,6 +30,9 @@ export type ErrorCode =
   | 'booking_not_found'
   | 'webhook_endpoint_not_found'
   | 'webhook_delivery_not_found'
+  | 'customer_not_found'
+  | 'waiver_not_found'
+  | 'shift_not_found'
   // 409
   | 'insufficient_capacity'
   | 'capacity_exceeded'
@@ -38,6 +42,14 @@ export type ErrorCode =
   | 'booking_not_cancellable'
   | 'booking_not_checkable'
   | 'webhook_endpoint_disabled'
+  | 'booking_not_refundable'
+  | 'booking_not_amendable'
+  | 'customer_anonymised'
+  | 'waiver_not_required'
+  | 'shift_already_open'
+  | 'shift_closed'
+  | 'no_open_shift'
+  | 'refund_in_progress'
   // 410
   | 'hold_expired'
   // 413, 415, 422, 429

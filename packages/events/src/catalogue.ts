@@ -7,6 +7,20 @@ export const EVENT_SCHEMA_VERSIONS = {
   'booking.confirmed': 2,
   'booking.cancelled': 2,
   'booking.refunded': 2,
+  'booking.reissued': 2,
+  'booking.rescheduled': 2,
+  'booking.transferred': 2,
+  'booking.party_updated': 2,
+  'refund.created': 1,
+  'refund.partial_no_cancel': 1,
+  // Version 2 carries evidence identifiers only: no signer names, signature bytes or links.
+  'waiver.signed': 2,
+  'gift_card.sold': 1,
+  'gift_card.redeemed': 1,
+  'shift.opened': 1,
+  'shift.closed': 1,
+  'customer.created': 1,
+  'customer.updated': 1,
   // Not operator-subscribable (the spec leaves it out of the catalogue), recorded all the same.
   'booking.checked_in': 2,
 } as const;

@@ -11,7 +11,8 @@ export async function recordEvent(
   event: {
     tenantId: string;
     name: EventName;
-    entityType: 'booking' | 'customer' | 'wallet' | 'membership' | 'order';
+    /** The spec's subjects, plus `shift` for POS register events, which have none of them. */
+    entityType: 'booking' | 'customer' | 'wallet' | 'membership' | 'order' | 'shift';
     entityId: string;
     fields: Record<string, Prisma.InputJsonValue | null>;
   },

@@ -4,7 +4,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  * What a token is for. The purpose is part of the signed text, so a token made for one purpose
  * (say a check-in QR) is never accepted for another (say paying a booking).
  */
-export type TokenPurpose = 'booking' | 'check_in' | 'waiver';
+export type TokenPurpose = 'booking' | 'check_in' | 'waiver' | 'manage';
 
 export type TokenFailure = 'invalid' | 'expired';
 

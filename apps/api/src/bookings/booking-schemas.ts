@@ -45,6 +45,10 @@ export const BookingResponse = Type.Object(
     waiver_url: Type.Union([Type.String({ format: 'uri' }), Type.Null()], {
       description: 'set when the experience requires a waiver',
     }),
+    manage_token: Type.String({
+      description:
+        'signed token for customer self-service (reschedule) as header X-Manage-Token; valid until the slot starts',
+    }),
     status: Type.Union([Type.Literal('held'), Type.Literal('confirmed')]),
     total_cents: Type.Integer({ minimum: 0 }),
     currency: Type.String({ minLength: 3, maxLength: 3 }),

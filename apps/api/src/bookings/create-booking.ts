@@ -10,6 +10,7 @@ import type { BookingRequest, BookingResponse } from './booking-schemas';
 import { bookingEventSubject, confirmBooking } from './confirm-booking';
 import { lockSlotAndCheckSeats } from './lock-slot';
 import { resolveAddons } from './resolve-addons';
+import { upsertBookingCustomer } from '../customers/upsert-booking-customer';
 
 type Deps = { db: Db; holds: HoldStore; config: Config };
 
@@ -101,16 +102,10 @@ export async function createBooking(deps: Deps, request: BookingRequest): Promis
         : null;
       giftCardAppliedCents = giftCard?.appliedCents ?? 0;
 
-      const contact = {
+      const customerId = await upsertBookingCustomer(tx, hold.tenantId, email, {
         firstName: request.customer.first_name,
         lastName: request.customer.last_name,
         phone: request.customer.phone,
-      };
-      const customer = await tx.customer.upsert({
-        where: { tenantId_email: { tenantId: hold.tenantId, email } },
-        create: { tenantId: hold.tenantId, email, ...contact },
-        update: contact,
-        select: { id: true },
       });
       await tx.booking.create({
         data: {
@@ -119,7 +114,7 @@ export async function createBooking(deps: Deps, request: BookingRequest): Promis
           experienceId: booking.experienceId,
           venueId: booking.venueId,
           slotId: booking.slotId,
-          customerId: customer.id,
+          customerId,
           holdId: hold.id,
           holdExpiresAt: new Date(hold.expiresAt),
           status: 'held',
@@ -150,6 +145,21 @@ export async function createBooking(deps: Deps, request: BookingRequest): Promis
         entityId: booking.id,
         fields: { ...bookingEventSubject(booking), guest_count: booking.guestCount },
       });
+      if (giftCard) {
+        // Codes are bearer secrets: the event names the card, never its code.
+        await recordEvent(tx, {
+          tenantId: booking.tenantId,
+          name: 'gift_card.redeemed',
+          entityType: 'booking',
+          entityId: booking.id,
+          fields: {
+            gift_card_id: giftCard.giftCardId,
+            booking_id: booking.id,
+            amount_cents: giftCard.appliedCents,
+            currency: booking.currency,
+          },
+        });
+      }
       if (giftCard && giftCardAppliedCents === price.totalCents) {
         await confirmBooking(tx, booking, { method: 'gift_card', netPaidCents: giftCardAppliedCents });
         // Still under the slot lock: the seats leave the hold as they enter seats_booked, so no
@@ -175,6 +185,12 @@ export async function createBooking(deps: Deps, request: BookingRequest): Promis
       ttlSeconds: deps.config.bookingTokenTtlSeconds,
     }),
     waiver_url: experience.requiresWaiver ? waiverUrl(deps.config, booking, slot.endsAt) : null,
+    manage_token: signToken(deps.config.tokenSigningSecret, 'manage', {
+      subject: booking.id,
+      tenantId: booking.tenantId,
+      // Self-service changes are possible until the visit starts.
+      ttlSeconds: Math.max(60, Math.ceil((slot.startsAt.getTime() - Date.now()) / 1000)),
+    }),
     status: paymentComplete ? 'confirmed' : 'held',
     total_cents: price.totalCents,
     currency: booking.currency,
