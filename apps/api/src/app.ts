@@ -1,6 +1,9 @@
 import express, { type Request } from 'express';
 import type { AppDeps } from './app-deps';
+import { amendmentRoutes } from './amendments/amendment-routes';
 import { bookingRoutes } from './bookings/booking-routes';
+import { customerRoutes } from './customers/customer-routes';
+import { giftCardRoutes } from './gift-cards/gift-card-routes';
 import { healthRoutes } from './health/health-routes';
 import { holdRoutes } from './holds/hold-routes';
 import { errorHandler, notFoundHandler } from './http/error-handler';
@@ -8,8 +11,11 @@ import { requestLogger } from './http/request-logger';
 import { docsRoutes } from './openapi/docs-routes';
 import { operatorBookingRoutes } from './bookings/operator-booking-routes';
 import { paymentIntentRoutes, stripeWebhookRoutes } from './payments/payment-routes';
+import { posRoutes } from './pos/pos-routes';
+import { refundRoutes } from './refunds/refund-routes';
 import { queueDashboardRoutes } from './webhooks/queue-dashboard';
 import { webhookRoutes } from './webhooks/webhook-routes';
+import { waiverRoutes } from './waivers/waiver-routes';
 import { widgetRoutes } from './widget/widget-routes';
 
 export function createApp(deps: AppDeps): express.Express {
@@ -35,6 +41,12 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(holdRoutes(deps));
   app.use(bookingRoutes(deps));
   app.use(operatorBookingRoutes(deps));
+  app.use(amendmentRoutes(deps));
+  app.use(customerRoutes(deps));
+  app.use(giftCardRoutes(deps));
+  app.use(waiverRoutes(deps));
+  app.use(posRoutes(deps));
+  app.use(refundRoutes(deps));
   app.use(paymentIntentRoutes(deps));
   app.use(webhookRoutes(deps));
   app.use(queueDashboardRoutes(deps));

@@ -166,18 +166,24 @@ describe('webhook delivery through the dispatcher', () => {
       const cancelled = await tenant.book({ confirmed: true, guests: 1 });
       await tenant.cancel(cancelled);
 
-      // created+confirmed twice, checked_in, cancelled: 6 events, 5 of them subscribable.
-      await allRelayed(tenant.tenantId, 6);
+      // Per gift-card booking: customer.created, booking.created, gift_card.redeemed and
+      // booking.confirmed; then checked_in and cancelled: 10 events, 9 of them subscribable.
+      await allRelayed(tenant.tenantId, 10);
+      const customerOf = async (bookingId: string) =>
+        (await db().booking.findUniqueOrThrow({ where: { id: bookingId } })).customerId;
       const expected = [
         `booking.cancelled ${cancelled}`,
-        `booking.confirmed ${cancelled}`,
-        `booking.confirmed ${checkedIn}`,
-        `booking.created ${cancelled}`,
-        `booking.created ${checkedIn}`,
+        ...[cancelled, checkedIn].flatMap((id) => [
+          `booking.confirmed ${id}`,
+          `booking.created ${id}`,
+          `gift_card.redeemed ${id}`,
+        ]),
+        `customer.created ${await customerOf(cancelled)}`,
+        `customer.created ${await customerOf(checkedIn)}`,
       ].sort();
       const seen = (r: Receiver) => r.requests.map((q) => `${q.event} ${envelopeOf(q).data.entity_id}`).sort();
-      await everything.waitForCount(5);
-      await omitted.waitForCount(5);
+      await everything.waitForCount(9);
+      await omitted.waitForCount(9);
       await confirmedOnly.waitForCount(2);
       await sleep(QUIET_MS);
 
@@ -629,7 +635,7 @@ describe('webhook delivery through the dispatcher', () => {
       // The first attempt is answered 500 after 400 ms (within the 500 ms timeout): the endpoint is
       // deleted while it is in flight, so its retry is due only after the deletion.
       const r = await receiver((q) => (q.index === 1 ? { status: 500, delayMs: 400 } : answer.ok()));
-      const endpoint = await tenant.createEndpoint(r.url, []);
+      const endpoint = await tenant.createEndpoint(r.url, ['booking.created']);
       const bookingId = await tenant.book();
       await r.waitForCount(1);
 
@@ -639,7 +645,8 @@ describe('webhook delivery through the dispatcher', () => {
       const delivery = await deliveryFor(endpoint.id, bookingId);
       await deliveryIn(delivery.id, ['abandoned']);
       const later = await tenant.book({ confirmed: true });
-      await allRelayed(tenant.tenantId, 3);
+      // customer.created + booking.created, then the same with gift_card.redeemed and booking.confirmed.
+      await allRelayed(tenant.tenantId, 6);
       await sleep(QUIET_MS);
       expect(r.requests).toHaveLength(1);
       expect((await deliveriesOf(endpoint.id)).map((d) => d.eventName)).toEqual(['booking.created']);
@@ -659,14 +666,15 @@ describe('webhook delivery through the dispatcher', () => {
       const second = await receiver();
       const endpoints = [await tenant.createEndpoint(first.url, []), await tenant.createEndpoint(second.url, [])];
 
-      // 15 confirmed bookings: 30 events, 60 deliveries.
+      // 15 bookings paid by gift card: 4 events each (customer.created, booking.created,
+      // gift_card.redeemed, booking.confirmed), 60 events, 120 deliveries.
       const bookings = await Promise.all(Array.from({ length: 15 }, () => tenant.book({ confirmed: true, guests: 1 })));
 
-      const events = await allRelayed(tenant.tenantId, 30);
-      await first.waitForCount(30);
-      await second.waitForCount(30);
-      await waitUntil('60 succeeded deliveries', async () =>
-        (await db().webhookDelivery.count({ where: { tenantId: tenant.tenantId, status: 'succeeded' } })) === 60
+      const events = await allRelayed(tenant.tenantId, 60);
+      await first.waitForCount(60);
+      await second.waitForCount(60);
+      await waitUntil('120 succeeded deliveries', async () =>
+        (await db().webhookDelivery.count({ where: { tenantId: tenant.tenantId, status: 'succeeded' } })) === 120
           ? true
           : undefined,
       );
@@ -675,8 +683,8 @@ describe('webhook delivery through the dispatcher', () => {
         [first, endpoints[0]!],
         [second, endpoints[1]!],
       ] as const) {
-        expect(r.requests).toHaveLength(30);
-        expect([...r.countsByDelivery().values()]).toEqual(Array(30).fill(1));
+        expect(r.requests).toHaveLength(60);
+        expect([...r.countsByDelivery().values()]).toEqual(Array(60).fill(1));
         expect(r.requests.map((q) => String(envelopeOf(q).data.event_id)).sort()).toEqual(
           events.map((e) => e.id).sort(),
         );

@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'invalid_signature'
   | 'invalid_webhook_url'
   | 'refund_exceeds_paid'
+  | 'payment_amount_mismatch'
   // 401, 403
   | 'unauthorized'
   | 'invalid_token'
@@ -33,6 +34,7 @@ export type ErrorCode =
   | 'customer_not_found'
   | 'waiver_not_found'
   | 'shift_not_found'
+  | 'venue_not_found'
   // 409
   | 'insufficient_capacity'
   | 'capacity_exceeded'
@@ -45,11 +47,14 @@ export type ErrorCode =
   | 'booking_not_refundable'
   | 'booking_not_amendable'
   | 'customer_anonymised'
+  | 'customer_email_taken'
   | 'waiver_not_required'
   | 'shift_already_open'
   | 'shift_closed'
-  | 'no_open_shift'
+  | 'payment_reference_used'
   | 'refund_in_progress'
+  | 'waiver_version_outdated'
+  | 'waiver_signatures_complete'
   // 410
   | 'hold_expired'
   // 413, 415, 422, 429
@@ -60,7 +65,8 @@ export type ErrorCode =
   // 5xx
   | 'internal_error'
   | 'service_unavailable'
-  | 'payments_not_configured';
+  | 'payments_not_configured'
+  | 'payment_provider_error';
 
 /**
  * The one error type use-cases throw. It carries a machine code and an optional `detail` for

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
+import { redactWaiverUrl } from '../waivers/redact-waiver-url';
 
 const REQUEST_ID = /^[\w.-]{1,128}$/;
 
@@ -21,7 +22,12 @@ export function requestLogger(logger: Logger) {
       error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
     // Only what helps to debug; never headers, where keys and tokens travel.
     serializers: {
-      req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+      // The waiver token in its path is a guest's credential.
+      req: (req: { id: string; method: string; url: string }) => ({
+        id: req.id,
+        method: req.method,
+        url: redactWaiverUrl(req.url),
+      }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
     },
   });

@@ -3,6 +3,12 @@ import { BookingRequest, BookingResponse } from '../bookings/booking-schemas';
 import { CheckInByTokenRequest } from '../bookings/operator-booking-routes';
 import { HoldRequest, HoldResponse } from '../holds/hold-schemas';
 import { Experience, Slot, WidgetExperienceResponse } from '../widget/widget-schemas';
+import { amendmentsOpenApi } from '../amendments/amendments-openapi';
+import { customersOpenApi } from '../customers/customers-openapi';
+import { giftCardsOpenApi } from '../gift-cards/gift-cards-openapi';
+import { posOpenApi } from '../pos/pos-openapi';
+import { refundsOpenApi } from '../refunds/refunds-openapi';
+import { waiversOpenApi } from '../waivers/waivers-openapi';
 import {
   CreateEndpointRequest,
   RecoverRequest,
@@ -65,6 +71,16 @@ function componentSchema(schema: TSchema): unknown {
   );
 }
 
+/** Features that describe their own routes next to them. */
+const FEATURE_DOCS: { paths: Record<string, unknown>; schemas: TSchema[] }[] = [
+  amendmentsOpenApi,
+  customersOpenApi,
+  giftCardsOpenApi,
+  posOpenApi,
+  refundsOpenApi,
+  waiversOpenApi,
+];
+
 /** The OpenAPI 3.1 description of the API, built from the same schemas that validate requests. */
 export function buildOpenApiDocument(serverUrl: string) {
   const schemas = [
@@ -82,6 +98,7 @@ export function buildOpenApiDocument(serverUrl: string) {
     WebhookEndpoint,
     TestDeliveryRequest,
     RecoverRequest,
+    ...FEATURE_DOCS.flatMap((doc) => doc.schemas),
   ];
   return {
     openapi: '3.1.0',
@@ -345,6 +362,7 @@ export function buildOpenApiDocument(serverUrl: string) {
           responses: { 200: { description: 'Ready' }, 503: error('service_unavailable') },
         },
       },
+      ...Object.assign({}, ...FEATURE_DOCS.map((doc) => doc.paths)),
     },
     components: {
       securitySchemes: {

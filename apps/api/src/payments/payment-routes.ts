@@ -6,6 +6,7 @@ import { idempotent } from '../http/idempotency';
 import { bookingIdParam } from '../http/path-params';
 import { createPaymentIntent } from './create-payment-intent';
 import { handlePaymentSucceeded } from './handle-payment-succeeded';
+import { reconcileProviderRefunds } from '../refunds/reconcile-provider-refunds';
 
 export function paymentIntentRoutes(deps: AppDeps): Router {
   const router = Router();
@@ -41,6 +42,12 @@ export function stripeWebhookRoutes(deps: AppDeps): Router {
       }
       if (event.type === 'payment_intent.succeeded') {
         await handlePaymentSucceeded({ db: deps.db, holds: deps.holds, stripe }, event.id, event.data.object);
+      } else if (
+        event.type === 'charge.refunded' ||
+        event.type === 'refund.updated' ||
+        event.type === 'refund.failed'
+      ) {
+        await reconcileProviderRefunds({ db: deps.db, holds: deps.holds, stripe }, event);
       }
       res.json({ received: true });
     },

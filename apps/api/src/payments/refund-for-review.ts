@@ -29,12 +29,13 @@ export async function refundForReview(
   const booking = await deps.db.$transaction(async (tx) => {
     // Redeliveries racing through here all get the same provider refund back; only the first
     // records it (one booking.refunded), the others find the payment already refunded.
-    const [locked] = await tx.$queryRaw<{ status: string }[]>`
-      SELECT status FROM payments WHERE provider_reference = ${paymentIntentId} FOR UPDATE`;
+    const [locked] = await tx.$queryRaw<{ status: string; amount_cents: number }[]>`
+      SELECT status, amount_cents FROM payments WHERE provider_reference = ${paymentIntentId} FOR UPDATE`;
     if (!locked || locked.status === 'refunded') return null;
     const payment = await tx.payment.update({
       where: { providerReference: paymentIntentId },
-      data: { status: 'refunded' },
+      // Refunded in full: what the refund routes read as nothing left to refund.
+      data: { status: 'refunded', refundedCents: locked.amount_cents },
     });
     const before = await tx.booking.findUniqueOrThrow({ where: { id: bookingId } });
     await tx.booking.update({ where: { id: bookingId }, data: { status: 'refunded' } });

@@ -1,0 +1,37 @@
+import { Router } from 'express';
+import type { AppDeps } from '../app-deps';
+import { bookingIdParam } from '../http/path-params';
+import { createParser } from '../http/validation';
+import { operatorOf, requireRole } from '../operators/api-key-auth';
+import { amendmentActorOf, requireManagerOrManageToken } from './amendment-auth';
+import { PartyAmendmentRequest, RescheduleRequest, TransferRequest } from './amendment-schemas';
+import { rescheduleBooking } from './reschedule-booking';
+import { transferBooking } from './transfer-booking';
+import { updateParty } from './update-party';
+
+const parseReschedule = createParser(RescheduleRequest);
+const parseTransfer = createParser(TransferRequest);
+// A guest count outside 1..200 is invalid_guest_count, as on POST /api/bookings.
+const parseParty = createParser(PartyAmendmentRequest, (problems) =>
+  problems.every((problem) => problem.field === '/guest_count') ? 'invalid_guest_count' : 'invalid_body',
+);
+
+/** Changes to confirmed bookings: another slot, another customer, another party size. */
+export function amendmentRoutes(deps: AppDeps): Router {
+  const router = Router();
+  const manager = requireRole(deps.db, 'manager');
+
+  router.post('/api/bookings/:id/reschedule', requireManagerOrManageToken(deps), async (req, res) => {
+    const bookingId = bookingIdParam(req);
+    res.json(await rescheduleBooking(deps, amendmentActorOf(req), bookingId, parseReschedule(req.body)));
+  });
+  router.post('/api/bookings/:id/transfer', manager, async (req, res) => {
+    const bookingId = bookingIdParam(req);
+    res.json(await transferBooking(deps.db, operatorOf(req), bookingId, parseTransfer(req.body)));
+  });
+  router.post('/api/bookings/:id/party', manager, async (req, res) => {
+    const bookingId = bookingIdParam(req);
+    res.json(await updateParty(deps, operatorOf(req), bookingId, parseParty(req.body)));
+  });
+  return router;
+}

@@ -1,0 +1,78 @@
+import type { Db } from '@booking/db';
+import { AppError } from '@booking/domain';
+import { recordEvent } from '@booking/events';
+import { bookingEventSubject } from '../bookings/confirm-booking';
+import type { HoldStore } from '../holds/hold-store';
+import type { AmendmentActor } from './amendment-auth';
+import { lockAmendableBooking, lockSlots } from './amendment-locks';
+import type { RescheduleRequest, RescheduleResponse } from './amendment-schemas';
+
+/**
+ * Moves a confirmed booking to another slot of its experience, by an operator or by the customer
+ * through a manage link. All in one transaction: the booking row is locked, then both slot rows
+ * (in id order); the new slot must not have started and must fit the guests beside its booked
+ * seats and live holds; the seats move, the booking points at the new slot, and the amendment
+ * and booking.rescheduled are written. Payment is unchanged, whatever the new slot's price.
+ */
+export async function rescheduleBooking(
+  deps: { db: Db; holds: HoldStore },
+  actor: AmendmentActor,
+  bookingId: string,
+  request: RescheduleRequest,
+): Promise<RescheduleResponse> {
+  const reason = request.reason ?? null;
+  return deps.db.$transaction(async (tx) => {
+    const booking = await lockAmendableBooking(tx, actor.tenantId, bookingId);
+    if (request.slot_id === booking.slotId) {
+      throw new AppError('invalid_body', [{ field: '/slot_id', message: 'is already the slot of the booking' }]);
+    }
+    const slots = await lockSlots(tx, actor.tenantId, [booking.slotId, request.slot_id]);
+    const to = slots.get(request.slot_id);
+    if (!to) throw new AppError('slot_not_found');
+    if (to.experienceId !== booking.experienceId) {
+      throw new AppError('experience_slot_mismatch', 'the new slot belongs to another experience');
+    }
+    if (to.startsAt.getTime() <= Date.now()) throw new AppError('slot_unavailable', 'the slot has already started');
+    const held = (await deps.holds.liveSeats([to.id])).get(to.id) ?? 0;
+    if (to.seatsBooked + held + booking.guestCount > to.capacity) {
+      throw new AppError('capacity_exceeded', {
+        message: 'the new slot has no room for the booking',
+        guest_count: booking.guestCount,
+        seats_remaining: Math.max(0, to.capacity - to.seatsBooked - held),
+      });
+    }
+
+    await tx.slot.update({ where: { id: booking.slotId }, data: { seatsBooked: { decrement: booking.guestCount } } });
+    await tx.slot.update({ where: { id: to.id }, data: { seatsBooked: { increment: booking.guestCount } } });
+    await tx.booking.update({ where: { id: bookingId }, data: { slotId: to.id } });
+    await tx.bookingAmendment.create({
+      data: {
+        tenantId: actor.tenantId,
+        bookingId,
+        kind: 'reschedule',
+        fromSlotId: booking.slotId,
+        toSlotId: to.id,
+        reason,
+        actorKeyId: actor.keyId,
+      },
+    });
+    await recordEvent(tx, {
+      tenantId: actor.tenantId,
+      name: 'booking.rescheduled',
+      entityType: 'booking',
+      entityId: bookingId,
+      fields: {
+        ...bookingEventSubject({ ...booking, slotId: to.id }),
+        new_slot_id: to.id,
+        new_slot_starts_at: to.startsAt.toISOString(),
+        new_slot_ends_at: to.endsAt.toISOString(),
+        rescheduled_by_user_id: actor.keyId,
+        reason,
+      },
+    });
+    return {
+      booking_id: bookingId,
+      slot: { id: to.id, starts_at: to.startsAt.toISOString(), ends_at: to.endsAt.toISOString() },
+    };
+  });
+}

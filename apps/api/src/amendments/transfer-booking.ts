@@ -1,0 +1,76 @@
+import type { Db } from '@booking/db';
+import { AppError } from '@booking/domain';
+import { recordEvent } from '@booking/events';
+import { bookingEventSubject } from '../bookings/confirm-booking';
+import { upsertBookingCustomer } from '../customers/upsert-booking-customer';
+import type { Operator } from '../operators/api-key-auth';
+import { lockAmendableBooking } from './amendment-locks';
+import type { TransferRequest, TransferResponse } from './amendment-schemas';
+
+/**
+ * Re-attributes a confirmed booking to another customer of the tenant, found or made by email
+ * (which records customer.created / customer.updated as a booking would). Later booking events,
+ * and so later messages, carry the new customer's email. Seats and payment are unchanged.
+ */
+export async function transferBooking(
+  db: Db,
+  operator: Operator,
+  bookingId: string,
+  request: TransferRequest,
+): Promise<TransferResponse> {
+  const email = request.customer.email.trim().toLowerCase();
+  return db.$transaction(async (tx) => {
+    const booking = await lockAmendableBooking(tx, operator.tenantId, bookingId);
+    if (email === booking.customerEmail.toLowerCase()) {
+      throw new AppError('invalid_body', [
+        { field: '/customer/email', message: 'is already the customer of the booking' },
+      ]);
+    }
+    const existing = await tx.customer.findUnique({
+      where: { tenantId_email: { tenantId: operator.tenantId, email } },
+      select: { anonymisedAt: true },
+    });
+    if (existing?.anonymisedAt) throw new AppError('customer_anonymised', 'that customer has been anonymised');
+
+    const customerId = await upsertBookingCustomer(tx, operator.tenantId, email, {
+      firstName: request.customer.first_name,
+      lastName: request.customer.last_name,
+      phone: request.customer.phone,
+    });
+    await tx.booking.update({ where: { id: bookingId }, data: { customerId } });
+    await tx.bookingAmendment.create({
+      data: {
+        tenantId: operator.tenantId,
+        bookingId,
+        kind: 'transfer',
+        fromCustomerId: booking.customerId,
+        toCustomerId: customerId,
+        reason: request.reason,
+        actorKeyId: operator.keyId,
+      },
+    });
+    await recordEvent(tx, {
+      tenantId: operator.tenantId,
+      name: 'booking.transferred',
+      entityType: 'booking',
+      entityId: bookingId,
+      fields: {
+        ...bookingEventSubject({ ...booking, customerEmail: email }),
+        to_email: email,
+        transferred_by_user: operator.keyId,
+        reason: request.reason,
+      },
+    });
+    const customer = await tx.customer.findUniqueOrThrow({ where: { id: customerId } });
+    return {
+      booking_id: bookingId,
+      customer: {
+        id: customer.id,
+        email: customer.email,
+        first_name: customer.firstName,
+        last_name: customer.lastName,
+        phone: customer.phone,
+      },
+    };
+  });
+}

@@ -1,0 +1,50 @@
+import { Router, type Request } from 'express';
+import type { AppDeps } from '../app-deps';
+import { reissueGiftCard } from '../bookings/reissue-gift-card';
+import { idempotent } from '../http/idempotency';
+import { bookingIdParam } from '../http/path-params';
+import { createParser } from '../http/validation';
+import { operatorOf, requireRole } from '../operators/api-key-auth';
+import { SellGiftCardRequest } from './gift-card-schemas';
+import { sellGiftCard } from './sell-gift-card';
+
+const parseSellGiftCard = createParser(SellGiftCardRequest);
+
+/**
+ * Gift card operations with tenant API keys: staff sell cards at the till, managers reissue a
+ * booking's paid amount as a new card. Both answer with a code shown once, so both honour
+ * Idempotency-Key: a retry after a lost answer gets the same card instead of a second one.
+ */
+export function giftCardRoutes(deps: AppDeps): Router {
+  const router = Router();
+  const staff = requireRole(deps.db, 'staff');
+  const manager = requireRole(deps.db, 'manager');
+  // Keys are the API key's, not the till's IP: tills share addresses behind a venue's router.
+  const byApiKey = (req: Request) => operatorOf(req).keyId;
+
+  router.post(
+    '/api/gift-cards/sell',
+    staff,
+    idempotent(deps.redis, {
+      scope: 'gift-card-sale',
+      ttlSeconds: deps.config.idempotencyTtlSeconds,
+      clientOf: byApiKey,
+    }),
+    async (req, res) => {
+      res.status(201).json(await sellGiftCard(deps.db, operatorOf(req), parseSellGiftCard(req.body)));
+    },
+  );
+  router.post(
+    '/api/bookings/:id/reissue-gift-card',
+    manager,
+    idempotent(deps.redis, {
+      scope: 'booking-reissue',
+      ttlSeconds: deps.config.idempotencyTtlSeconds,
+      clientOf: byApiKey,
+    }),
+    async (req, res) => {
+      res.json(await reissueGiftCard(deps.db, operatorOf(req), bookingIdParam(req)));
+    },
+  );
+  return router;
+}

@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import type { Db, Tx } from '@booking/db';
+import { AppError } from '@booking/domain';
+import { recordEvent } from '@booking/events';
+import type { Operator } from '../operators/api-key-auth';
+import type { SellGiftCardRequest, SellGiftCardResponse } from './gift-card-schemas';
+import { issueGiftCard } from './issue-gift-card';
+
+/**
+ * Sells a gift card at the till: the buyer has paid (by card, the provider's payment id in
+ * hand, or in cash into an open shift), so the card is issued with its full value, its sale
+ * recorded, and gift_card.sold written, all in one transaction.
+ *
+ * The code appears only in the response. The event names the card and the sale, never the code
+ * or the recipient: whoever reads the code can spend the card.
+ */
+export async function sellGiftCard(
+  db: Db,
+  operator: Operator,
+  request: SellGiftCardRequest,
+): Promise<SellGiftCardResponse> {
+  if (request.payment_method === 'cash' && request.payment_reference !== undefined) {
+    throw new AppError('invalid_body', [
+      { field: '/payment_reference', message: 'is only for card payments; cash is tracked by its shift' },
+    ]);
+  }
+  // recipient_email is for the receipt the till gives the buyer; this service keeps it nowhere.
+  const saleId = randomUUID();
+
+  return db.$transaction(async (tx) => {
+    if (request.shift_id !== undefined) await assertShiftOpen(tx, operator.tenantId, request.shift_id);
+    if (request.payment_reference !== undefined) {
+      await assertReferenceUnused(tx, operator.tenantId, request.payment_reference);
+    }
+
+    const card = await issueGiftCard(tx, {
+      tenantId: operator.tenantId,
+      amountCents: request.amount_cents,
+      currency: request.currency,
+    });
+    await tx.giftCardSale.create({
+      data: {
+        id: saleId,
+        tenantId: operator.tenantId,
+        giftCardId: card.id,
+        amountCents: request.amount_cents,
+        currency: request.currency,
+        method: request.payment_method,
+        paymentReference: request.payment_reference,
+        shiftId: request.shift_id,
+        actorKeyId: operator.keyId,
+      },
+    });
+    await recordEvent(tx, {
+      tenantId: operator.tenantId,
+      name: 'gift_card.sold',
+      // A sale is an order (no booking, customer or wallet is its subject); its id is the sale's.
+      entityType: 'order',
+      entityId: saleId,
+      fields: {
+        gift_card_id: card.id,
+        amount_cents: request.amount_cents,
+        currency: request.currency,
+        payment_id: saleId,
+        actor_user_id: operator.keyId,
+      },
+    });
+
+    return {
+      gift_card_id: card.id,
+      code: card.code,
+      balance_cents: card.balanceCents,
+      currency: card.currency,
+      last4: card.last4,
+      sale_id: saleId,
+    };
+  });
+}
+
+/**
+ * The shift must be this tenant's and still open. Its row is share-locked until the sale
+ * commits, so a concurrent close waits for it and counts its cash.
+ */
+async function assertShiftOpen(tx: Tx, tenantId: string, shiftId: string): Promise<void> {
+  const [shift] = await tx.$queryRaw<{ closed_at: Date | null }[]>`
+    SELECT closed_at FROM pos_shifts WHERE id = ${shiftId}::uuid AND tenant_id = ${tenantId}::uuid FOR SHARE`;
+  if (!shift) throw new AppError('shift_not_found');
+  if (shift.closed_at !== null) throw new AppError('shift_closed', 'the shift is closed');
+}
+
+/**
+ * A provider payment pays for one thing: one gift card sale, and not a booking besides. Sales
+ * with the same reference queue on a transaction-scoped advisory lock (the column is not
+ * unique), so two concurrent sales cannot both claim it.
+ */
+async function assertReferenceUnused(tx: Tx, tenantId: string, reference: string): Promise<void> {
+  await tx.$executeRaw`
+    SELECT pg_advisory_xact_lock(hashtextextended(${`gift-card-sale:${tenantId}:${reference}`}, 0))`;
+  const sales = await tx.giftCardSale.count({ where: { tenantId, paymentReference: reference } });
+  const payments = await tx.payment.count({ where: { tenantId, providerReference: reference } });
+  if (sales + payments > 0) {
+    throw new AppError('payment_reference_used', 'this payment_reference already paid for another sale');
+  }
+}

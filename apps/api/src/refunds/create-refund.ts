@@ -1,0 +1,188 @@
+import type { Db, Tx } from '@booking/db';
+import { AppError } from '@booking/domain';
+import Stripe from 'stripe';
+import type { HoldStore } from '../holds/hold-store';
+import type { Operator } from '../operators/api-key-auth';
+import { lockBooking, lockTenantBooking, settleRefund, type FinalOutcome } from './refund-bookkeeping';
+import type { RefundResponse } from './refund-schemas';
+
+type Deps = { db: Db; holds: HoldStore; stripe: Stripe | null };
+
+export interface RefundInput {
+  bookingId: string;
+  amountCents?: number;
+  reason?: string;
+  keepBookingActive: boolean;
+}
+
+interface Reserved {
+  refundId: string;
+  paymentIntentId: string;
+  amountCents: number;
+}
+
+interface LockedPayment {
+  id: string;
+  amount_cents: number;
+  refunded_cents: number;
+  status: 'succeeded' | 'refunded';
+  provider_reference: string;
+}
+
+/** What the provider's refund says: final, or still pending. */
+export type ProviderOutcome = FinalOutcome | { status: 'pending'; providerRefundId: string };
+
+/** What asking gave: the provider's outcome (with its error when it refused), or no answer at all. */
+type ProviderAnswer =
+  (ProviderOutcome & { providerError?: { provider_code: string | null; message: string } }) | { status: 'unknown' };
+
+/**
+ * Refunds (part of) a booking's card payment through the provider.
+ *
+ * 1. One transaction reserves the amount: under the booking and payment row locks it checks the
+ *    amount against what is still refundable, records a pending refund and raises
+ *    payments.refunded_cents. Concurrent refunds queue on those locks, so together they never
+ *    exceed what was paid.
+ * 2. The provider is asked outside any transaction (keyed by the refund id).
+ * 3. A second transaction records its answer (refund-bookkeeping). A pending answer, or none at
+ *    all (the connection failed: it may or may not have happened), leaves the refund pending for
+ *    the provider's notification to settle.
+ */
+export async function createRefund(
+  deps: Deps,
+  operator: Operator,
+  input: RefundInput,
+): Promise<{ httpStatus: 201 | 202; body: RefundResponse }> {
+  const { stripe } = deps;
+  if (!stripe) throw new AppError('payments_not_configured', 'STRIPE_SECRET_KEY is not set');
+
+  const reserved = await deps.db.$transaction((tx) => reserveRefund(tx, operator, input));
+  const answer = await askProvider(stripe, input.bookingId, reserved);
+
+  if (answer.status === 'pending') {
+    await deps.db.refund.updateMany({
+      where: { id: reserved.refundId, providerRefundId: null },
+      data: { providerRefundId: answer.providerRefundId },
+    });
+  } else if (answer.status !== 'unknown') {
+    const settled = await deps.db.$transaction(async (tx) => {
+      const booking = (await lockBooking(tx, input.bookingId))!;
+      return settleRefund(tx, booking, reserved.refundId, answer);
+    });
+    if (settled.release)
+      await deps.holds.release(settled.release.slotId, settled.release.holdId, settled.release.seats);
+  }
+
+  const body = await refundView(deps.db, reserved.refundId);
+  if (answer.status === 'unknown' && body.status === 'pending') {
+    throw new AppError('refund_in_progress', {
+      refund_id: reserved.refundId,
+      message: 'the payment provider did not answer; the refund stays pending until it reports the outcome',
+    });
+  }
+  if (body.status === 'failed') {
+    throw new AppError('payment_provider_error', {
+      refund_id: reserved.refundId,
+      ...(answer.status === 'failed' && answer.providerError),
+    });
+  }
+  return { httpStatus: body.status === 'succeeded' ? 201 : 202, body };
+}
+
+async function reserveRefund(tx: Tx, operator: Operator, input: RefundInput): Promise<Reserved> {
+  const booking = await lockTenantBooking(tx, operator.tenantId, input.bookingId);
+  if (!booking) throw new AppError('booking_not_found');
+  if (booking.status === 'refunded') throw new AppError('booking_not_refundable', 'the booking is refunded already');
+  // Its paid amount was given back as a gift card: a card refund on top would pay out twice.
+  if (booking.reissued_gift_card_id !== null) {
+    throw new AppError('booking_not_refundable', 'the paid amount was reissued as a gift card');
+  }
+  if (input.keepBookingActive && booking.status !== 'confirmed') {
+    throw new AppError(
+      'booking_not_refundable',
+      `keep_booking_active needs a confirmed booking; it is ${booking.status}`,
+    );
+  }
+  const [payment] = await tx.$queryRaw<LockedPayment[]>`
+    SELECT id, amount_cents, refunded_cents, status::text AS status, provider_reference FROM payments
+    WHERE booking_id = ${booking.id}::uuid AND method = 'card' AND provider_reference IS NOT NULL
+    ORDER BY created_at LIMIT 1 FOR UPDATE`;
+  if (!payment) throw new AppError('booking_not_refundable', 'the booking has no card payment to refund');
+
+  const refundable = payment.status === 'refunded' ? 0 : payment.amount_cents - payment.refunded_cents;
+  const amountCents = input.amountCents ?? refundable;
+  if (refundable <= 0 || amountCents > refundable) {
+    throw new AppError('refund_exceeds_paid', { refundable_cents: Math.max(refundable, 0) });
+  }
+  const refund = await tx.refund.create({
+    data: {
+      tenantId: booking.tenant_id,
+      bookingId: booking.id,
+      paymentId: payment.id,
+      amountCents,
+      reason: input.reason ?? null,
+      status: 'pending',
+      keepBookingActive: input.keepBookingActive,
+      actorKeyId: operator.keyId,
+    },
+  });
+  await tx.payment.update({ where: { id: payment.id }, data: { refundedCents: { increment: amountCents } } });
+  return { refundId: refund.id, paymentIntentId: payment.provider_reference, amountCents };
+}
+
+async function askProvider(stripe: Stripe, bookingId: string, reserved: Reserved): Promise<ProviderAnswer> {
+  try {
+    const refund = await stripe.refunds.create(
+      {
+        payment_intent: reserved.paymentIntentId,
+        amount: reserved.amountCents,
+        metadata: { booking_id: bookingId, refund_id: reserved.refundId },
+      },
+      // One refund row, one provider refund: the SDK's retries of this call cannot refund twice.
+      { idempotencyKey: `refund-${reserved.refundId}` },
+    );
+    return providerOutcome(refund);
+  } catch (error) {
+    if (error instanceof Stripe.errors.StripeConnectionError) return { status: 'unknown' };
+    if (error instanceof Stripe.errors.StripeError) {
+      return { status: 'failed', providerError: { provider_code: error.code ?? null, message: error.message } };
+    }
+    throw error;
+  }
+}
+
+/** The provider's refund status as ours: succeeded, failed (failed or canceled), or still pending. */
+export function providerOutcome(refund: Stripe.Refund): ProviderOutcome {
+  if (refund.status === 'succeeded') return { status: 'succeeded', providerRefundId: refund.id };
+  if (refund.status === 'failed' || refund.status === 'canceled')
+    return { status: 'failed', providerRefundId: refund.id };
+  return { status: 'pending', providerRefundId: refund.id };
+}
+
+/** A refund as the routes answer it. */
+export async function refundView(db: Db, refundId: string): Promise<RefundResponse> {
+  const refund = await db.refund.findUniqueOrThrow({
+    where: { id: refundId },
+    include: { payment: true, booking: { select: { status: true } } },
+  });
+  const total = await db.refund.aggregate({
+    where: { bookingId: refund.bookingId, status: 'succeeded' },
+    _sum: { amountCents: true },
+  });
+  const { payment } = refund;
+  return {
+    refund_id: refund.id,
+    booking_id: refund.bookingId,
+    payment_intent_id: payment.providerReference!,
+    provider_refund_id: refund.providerRefundId,
+    amount_cents: refund.amountCents,
+    currency: payment.currency,
+    reason: refund.reason,
+    status: refund.status,
+    keep_booking_active: refund.keepBookingActive,
+    booking_status: refund.booking.status,
+    refunded_total_cents: total._sum.amountCents ?? 0,
+    refundable_cents: payment.status === 'refunded' ? 0 : Math.max(payment.amountCents - payment.refundedCents, 0),
+    created_at: refund.createdAt.toISOString(),
+  };
+}

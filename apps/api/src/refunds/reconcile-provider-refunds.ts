@@ -1,0 +1,115 @@
+import type { Db, Tx } from '@booking/db';
+import type Stripe from 'stripe';
+import type { HoldStore } from '../holds/hold-store';
+import { providerOutcome } from './create-refund';
+import { bookSucceededRefund, lockBooking, settleRefund, type HoldRelease } from './refund-bookkeeping';
+
+type Deps = { db: Db; holds: HoldStore; stripe: Stripe };
+
+export type ProviderRefundEvent = Stripe.ChargeRefundedEvent | Stripe.RefundUpdatedEvent | Stripe.RefundFailedEvent;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * `charge.refunded`, `refund.updated` and `refund.failed`: brings our refunds in line with the
+ * provider's. A refund we asked for (known by its provider id, or by the refund_id we put in its
+ * metadata) that was still pending gets the same bookkeeping as an immediate answer; one made
+ * elsewhere (the provider's dashboard) is recorded as a new refund of the matching card payment.
+ * Each provider event acts once (provider_events), and each refund moves out of pending once
+ * (its row is locked and only pending moves), however the notifications overlap.
+ */
+export async function reconcileProviderRefunds(deps: Deps, event: ProviderRefundEvent): Promise<void> {
+  const refunds =
+    event.type === 'charge.refunded' ? await refundsOfCharge(deps.stripe, event.data.object) : [event.data.object];
+  const chargeIntent = event.type === 'charge.refunded' ? idOf(event.data.object.payment_intent) : null;
+
+  const releases = await deps.db.$transaction(async (tx) => {
+    const first = await tx.$executeRaw`
+      INSERT INTO provider_events (id, type) VALUES (${event.id}, ${event.type}) ON CONFLICT (id) DO NOTHING`;
+    if (first === 0) return [];
+    const found: HoldRelease[] = [];
+    for (const refund of refunds) {
+      const release = await reconcileOne(tx, refund, chargeIntent);
+      if (release) found.push(release);
+    }
+    return found;
+  });
+  for (const release of releases) await deps.holds.release(release.slotId, release.holdId, release.seats);
+}
+
+/** Recent API versions leave `refunds` out of the charge; then they are asked for. */
+async function refundsOfCharge(stripe: Stripe, charge: Stripe.Charge): Promise<Stripe.Refund[]> {
+  if (charge.refunds?.data) return charge.refunds.data;
+  return (await stripe.refunds.list({ charge: charge.id, limit: 100 })).data;
+}
+
+function idOf(value: string | { id: string } | null | undefined): string | null {
+  return typeof value === 'string' ? value : (value?.id ?? null);
+}
+
+async function findOurRefund(tx: Tx, providerRefund: Stripe.Refund) {
+  const byProviderId = await tx.refund.findUnique({ where: { providerRefundId: providerRefund.id } });
+  if (byProviderId) return byProviderId;
+  const refundId = providerRefund.metadata?.refund_id;
+  return refundId && UUID.test(refundId) ? tx.refund.findUnique({ where: { id: refundId } }) : null;
+}
+
+async function reconcileOne(
+  tx: Tx,
+  providerRefund: Stripe.Refund,
+  chargeIntent: string | null,
+): Promise<HoldRelease | null> {
+  const outcome = providerOutcome(providerRefund);
+  const ours = await findOurRefund(tx, providerRefund);
+  if (ours) {
+    const booking = (await lockBooking(tx, ours.bookingId))!;
+    if (outcome.status === 'pending') {
+      await tx.refund.updateMany({
+        where: { id: ours.id, providerRefundId: null },
+        data: { providerRefundId: providerRefund.id },
+      });
+      return null;
+    }
+    // A refund that is no longer pending has been settled already: nothing moves twice.
+    return (await settleRefund(tx, booking, ours.id, outcome)).release;
+  }
+  // Our metadata, but not a refund of this database: not ours to book.
+  if (providerRefund.metadata?.refund_id || outcome.status === 'failed') return null;
+
+  const intentId = idOf(providerRefund.payment_intent) ?? chargeIntent;
+  const payment = intentId ? await tx.payment.findUnique({ where: { providerReference: intentId } }) : null;
+  if (!payment || payment.method !== 'card') return null;
+  const booking = (await lockBooking(tx, payment.bookingId))!;
+  // Under the booking lock, a concurrent delivery about the same refund has either recorded it
+  // (then this one stops here) or waits for us.
+  if (await tx.refund.findUnique({ where: { providerRefundId: providerRefund.id } })) return null;
+
+  const refund = await tx.refund.create({
+    data: {
+      tenantId: payment.tenantId,
+      bookingId: payment.bookingId,
+      paymentId: payment.id,
+      providerRefundId: providerRefund.id,
+      amountCents: providerRefund.amount,
+      reason: providerRefund.reason ?? null,
+      status: outcome.status,
+      keepBookingActive: false,
+    },
+  });
+  if (outcome.status === 'pending') {
+    // Reserved like ours until its final status arrives.
+    await tx.payment.update({
+      where: { id: payment.id },
+      data: { refundedCents: { increment: providerRefund.amount } },
+    });
+    return null;
+  }
+  return bookSucceededRefund(tx, booking, {
+    id: refund.id,
+    paymentId: payment.id,
+    amountCents: refund.amountCents,
+    reason: refund.reason,
+    keepBookingActive: false,
+    raiseRefundedCentsBy: refund.amountCents,
+  });
+}

@@ -1,0 +1,191 @@
+import type { Tx } from '@booking/db';
+import { recordEvent } from '@booking/events';
+
+/** The booking row a refund transaction locks first (lock order: booking, slot, payment). */
+export interface LockedBooking {
+  id: string;
+  tenant_id: string;
+  status: 'held' | 'confirmed' | 'cancelled' | 'refunded';
+  slot_id: string;
+  hold_id: string;
+  guest_count: number;
+  /** Set when the paid amount was already given back as a gift card. */
+  reissued_gift_card_id: string | null;
+}
+
+/** A hold to drop once the transaction committed: a held booking that became refunded. */
+export interface HoldRelease {
+  slotId: string;
+  holdId: string;
+  seats: number;
+}
+
+export async function lockBooking(tx: Tx, bookingId: string): Promise<LockedBooking | undefined> {
+  const [row] = await tx.$queryRaw<LockedBooking[]>`
+    SELECT id, tenant_id, status::text AS status, slot_id, hold_id, guest_count, reissued_gift_card_id
+    FROM bookings WHERE id = ${bookingId}::uuid FOR UPDATE`;
+  return row;
+}
+
+/** The same lock, for an operator: another tenant's booking is simply not found. */
+export async function lockTenantBooking(tx: Tx, tenantId: string, bookingId: string) {
+  const [row] = await tx.$queryRaw<LockedBooking[]>`
+    SELECT id, tenant_id, status::text AS status, slot_id, hold_id, guest_count, reissued_gift_card_id
+    FROM bookings WHERE id = ${bookingId}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
+  return row;
+}
+
+interface LockedRefund {
+  id: string;
+  payment_id: string;
+  amount_cents: number;
+  reason: string | null;
+  status: 'pending' | 'succeeded' | 'failed';
+  keep_booking_active: boolean;
+}
+
+export type FinalOutcome = { status: 'succeeded' | 'failed'; providerRefundId?: string };
+
+/**
+ * Records the provider's final answer for a pending refund, exactly once: the refund row is
+ * locked and only a pending refund moves. The caller holds the booking lock. A failed refund
+ * gives its amount back to what is refundable; a succeeded one is booked (see bookSucceededRefund).
+ */
+export async function settleRefund(
+  tx: Tx,
+  booking: LockedBooking,
+  refundId: string,
+  outcome: FinalOutcome,
+): Promise<{ settled: boolean; release: HoldRelease | null }> {
+  const [refund] = await tx.$queryRaw<LockedRefund[]>`
+    SELECT id, payment_id, amount_cents, reason, status::text AS status, keep_booking_active
+    FROM refunds WHERE id = ${refundId}::uuid FOR UPDATE`;
+  if (!refund || refund.status !== 'pending') return { settled: false, release: null };
+
+  await tx.refund.update({
+    where: { id: refund.id },
+    data: { status: outcome.status, ...(outcome.providerRefundId && { providerRefundId: outcome.providerRefundId }) },
+  });
+  if (outcome.status === 'failed') {
+    // Kept as failed for the audit trail; its amount is refundable again.
+    await tx.payment.update({
+      where: { id: refund.payment_id },
+      data: { refundedCents: { decrement: refund.amount_cents } },
+    });
+    return { settled: true, release: null };
+  }
+  const release = await bookSucceededRefund(tx, booking, {
+    id: refund.id,
+    paymentId: refund.payment_id,
+    amountCents: refund.amount_cents,
+    reason: refund.reason,
+    keepBookingActive: refund.keep_booking_active,
+    raiseRefundedCentsBy: 0,
+  });
+  return { settled: true, release };
+}
+
+/**
+ * The bookkeeping of a refund whose status was just recorded as succeeded, in the caller's
+ * transaction (booking row locked): refund.created; refund.partial_no_cancel in the
+ * keep-booking-active flow; otherwise, once the card payments are refunded in full, the booking
+ * becomes refunded, its seats go back and booking.refunded is recorded. Gift card parts are not
+ * refundable through the provider and do not count as "paid" here.
+ */
+export async function bookSucceededRefund(
+  tx: Tx,
+  booking: LockedBooking,
+  refund: {
+    id: string;
+    paymentId: string;
+    amountCents: number;
+    reason: string | null;
+    keepBookingActive: boolean;
+    /** Refunds the provider made without us (dashboard) were never reserved in refunded_cents. */
+    raiseRefundedCentsBy: number;
+  },
+): Promise<HoldRelease | null> {
+  const payment = await tx.payment.findUniqueOrThrow({ where: { id: refund.paymentId } });
+  const cardPayments = await tx.payment.findMany({
+    where: { bookingId: booking.id, method: 'card', providerReference: { not: null } },
+    select: { id: true, amountCents: true, status: true },
+  });
+  const succeeded = await tx.refund.groupBy({
+    by: ['paymentId'],
+    where: { bookingId: booking.id, status: 'succeeded' },
+    _sum: { amountCents: true },
+  });
+  const succeededOf = (paymentId: string) =>
+    succeeded.find((row) => row.paymentId === paymentId)?._sum.amountCents ?? 0;
+  const refundTotalCents = succeeded.reduce((sum, row) => sum + (row._sum.amountCents ?? 0), 0);
+  // A payment refunded automatically (refund-for-review) is refunded in full without refund rows.
+  const fullyRefunded = (p: { id: string; amountCents: number; status: string }) =>
+    p.status === 'refunded' || succeededOf(p.id) >= p.amountCents;
+
+  const paymentIntentId = payment.providerReference!;
+  await recordEvent(tx, {
+    tenantId: booking.tenant_id,
+    name: 'refund.created',
+    entityType: 'booking',
+    entityId: booking.id,
+    fields: {
+      refund_id: refund.id,
+      payment_intent_id: paymentIntentId,
+      amount_cents: refund.amountCents,
+      reason: refund.reason,
+      status: 'succeeded',
+    },
+  });
+
+  let release: HoldRelease | null = null;
+  if (refund.keepBookingActive) {
+    await recordEvent(tx, {
+      tenantId: booking.tenant_id,
+      name: 'refund.partial_no_cancel',
+      entityType: 'booking',
+      entityId: booking.id,
+      fields: {
+        refund_id: refund.id,
+        payment_intent_id: paymentIntentId,
+        booking_id: booking.id,
+        amount_cents: refund.amountCents,
+        refund_total_cents: refundTotalCents,
+        reason: refund.reason,
+        status: 'succeeded',
+      },
+    });
+  } else if (booking.status !== 'refunded' && cardPayments.every(fullyRefunded)) {
+    // Seats go back: a confirmed booking's are in seats_booked (this UPDATE takes the slot row
+    // lock); a held booking's are its hold's, dropped after the commit. A cancelled booking gave
+    // them back already.
+    if (booking.status === 'confirmed') {
+      await tx.slot.update({
+        where: { id: booking.slot_id },
+        data: { seatsBooked: { decrement: booking.guest_count } },
+      });
+    }
+    if (booking.status === 'held') {
+      release = { slotId: booking.slot_id, holdId: booking.hold_id, seats: booking.guest_count };
+    }
+    await tx.booking.update({ where: { id: booking.id }, data: { status: 'refunded' } });
+    await recordEvent(tx, {
+      tenantId: booking.tenant_id,
+      name: 'booking.refunded',
+      entityType: 'booking',
+      entityId: booking.id,
+      fields: { booking_id: booking.id, amount_cents: refundTotalCents },
+    });
+  }
+
+  const paymentDone = fullyRefunded({ ...payment, status: payment.status });
+  if (refund.raiseRefundedCentsBy > 0 || (paymentDone && payment.status !== 'refunded')) {
+    await tx.payment.update({
+      where: { id: payment.id },
+      data: {
+        refundedCents: { increment: refund.raiseRefundedCentsBy },
+        ...(paymentDone && { status: 'refunded' as const }),
+      },
+    });
+  }
+  return release;
+}

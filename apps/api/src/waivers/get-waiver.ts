@@ -1,0 +1,30 @@
+import type { Db } from '@booking/db';
+import { AppError } from '@booking/domain';
+import type { WaiverView } from './waiver-schemas';
+import { WAIVER_TEXT, WAIVER_VERSION } from './waiver-text';
+import { assertWaiverOpen, type WaiverClaims } from './waiver-token';
+
+/** What the guest sees behind the booking's waiver_url: the visit, the text to sign and who has signed. */
+export async function getWaiver(deps: { db: Db }, { bookingId, tenantId }: WaiverClaims): Promise<WaiverView> {
+  const booking = await deps.db.booking.findFirst({
+    where: { id: bookingId, tenantId },
+    include: {
+      experience: { select: { name: true, requiresWaiver: true } },
+      slot: { select: { startsAt: true } },
+      waiverSignatures: { orderBy: { signedAt: 'asc' }, select: { participantName: true, signedAt: true } },
+    },
+  });
+  if (!booking) throw new AppError('waiver_not_found');
+  assertWaiverOpen({ status: booking.status, requiresWaiver: booking.experience.requiresWaiver });
+  return {
+    booking_id: booking.id,
+    experience: { name: booking.experience.name },
+    slot: { starts_at: booking.slot.startsAt.toISOString() },
+    guest_count: booking.guestCount,
+    waiver: { version: WAIVER_VERSION, text: WAIVER_TEXT },
+    signatures: booking.waiverSignatures.map((signature) => ({
+      participant_name: signature.participantName,
+      signed_at: signature.signedAt.toISOString(),
+    })),
+  };
+}

@@ -1,0 +1,391 @@
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import request from 'supertest';
+import pino from 'pino';
+import { loadConfig } from '@booking/config';
+import type { DemoTenant } from '@booking/db';
+import { EVENT_SCHEMA_VERSIONS } from '@booking/events';
+import { signToken } from '@booking/signing';
+import { createApp } from '../src/app';
+import { closeAppDeps, createAppDeps } from '../src/app-deps';
+import { redactWaiverUrl } from '../src/waivers/redact-waiver-url';
+import { evidenceHash } from '../src/waivers/sign-waiver';
+import { WAIVER_TEXT, WAIVER_VERSION } from '../src/waivers/waiver-text';
+import { bookingBody, placeHold } from './support/booking-flow';
+import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
+
+type Experience = DemoTenant['experiences'][number];
+
+interface MadeBooking {
+  bookingId: string;
+  slotId: string;
+  waiverUrl: string | null;
+  bookingToken: string;
+}
+
+describe('waivers', () => {
+  let t: TestApp;
+  let demo: DemoTenant;
+  let other: DemoTenant;
+
+  beforeAll(async () => {
+    t = createTestApp();
+    [demo, other] = await Promise.all([seedTenant(t.deps), seedTenant(t.deps)]);
+  });
+  afterAll(() => t.close());
+
+  const kayak = (tenant: DemoTenant) => tenant.experiences.find((e) => e.requires_waiver)!;
+  const escapeRoom = (tenant: DemoTenant) => tenant.experiences.find((e) => !e.requires_waiver)!;
+
+  /** Hold + POST /api/bookings on the given experience; `confirmed` pays it with the seed's big gift card. */
+  async function makeBooking(
+    tenant: DemoTenant,
+    options: { experience?: Experience; guests?: number; confirmed?: boolean } = {},
+  ): Promise<MadeBooking> {
+    const experience = options.experience ?? kayak(tenant);
+    const slotId = experience.slots[1]!.id;
+    const guests = options.guests ?? 2;
+    const ip = clientIp();
+    const holdId = await placeHold(t, ip, experience, slotId, guests);
+    const res = await request(t.app)
+      .post('/api/bookings')
+      .set('X-Forwarded-For', ip)
+      .send({
+        ...bookingBody(tenant, experience, slotId, holdId, guests),
+        ...(options.confirmed ? { gift_card_code: tenant.gift_cards[0]!.code } : {}),
+      });
+    if (res.status !== 201) throw new Error(`booking failed: ${res.status} ${JSON.stringify(res.body)}`);
+    return {
+      bookingId: res.body.booking_id,
+      slotId,
+      waiverUrl: res.body.waiver_url,
+      bookingToken: res.body.booking_token,
+    };
+  }
+
+  const tokenOf = (waiverUrl: string | null) => {
+    const match = /\/api\/waivers\/([^/?#]+)$/.exec(waiverUrl ?? '');
+    if (!match) throw new Error(`not a waiver url: ${waiverUrl}`);
+    return match[1]!;
+  };
+  const waiverToken = (bookingId: string, tenantId: string, options: { ttlSeconds?: number; now?: Date } = {}) =>
+    signToken(t.deps.config.tokenSigningSecret, 'waiver', {
+      subject: bookingId,
+      tenantId,
+      ttlSeconds: options.ttlSeconds ?? 3600,
+      now: options.now,
+    });
+
+  const getWaiver = (token: string) => request(t.app).get(`/api/waivers/${token}`);
+  const sign = (token: string, body: object, ip: string) =>
+    request(t.app)
+      .post(`/api/waivers/${token}/sign`)
+      .set('X-Forwarded-For', ip)
+      .set('User-Agent', 'waiver-test/1.0')
+      .send(body);
+  const signBody = (participant: string, extra: object = {}) => ({
+    signer_name: 'Grace Hopper',
+    participant_name: participant,
+    consent: true,
+    waiver_version: WAIVER_VERSION,
+    ...extra,
+  });
+  const waiverEvents = (bookingId: string) =>
+    t.deps.db.event.findMany({ where: { entityId: bookingId, name: 'waiver.signed' }, orderBy: { createdAt: 'asc' } });
+  const signatures = (bookingId: string) =>
+    t.deps.db.waiverSignature.findMany({ where: { bookingId }, orderBy: { signedAt: 'asc' } });
+
+  describe('GET /api/waivers/{token}', () => {
+    it("when a guest opens a booking's waiver_url, then the visit, the current waiver and the signatures so far are shown", async () => {
+      const booking = await makeBooking(demo, { guests: 3 });
+      const token = tokenOf(booking.waiverUrl);
+      expect(booking.waiverUrl).toBe(`${t.deps.config.publicBaseUrl}/api/waivers/${token}`);
+      const experience = await t.deps.db.experience.findUniqueOrThrow({ where: { id: kayak(demo).id } });
+      const slot = await t.deps.db.slot.findUniqueOrThrow({ where: { id: booking.slotId } });
+
+      const before = await getWaiver(token);
+      const signed = await sign(token, signBody('Ada Lovelace'), clientIp());
+      const after = await getWaiver(token);
+
+      expect(before.status).toBe(200);
+      expect(before.body).toEqual({
+        booking_id: booking.bookingId,
+        experience: { name: experience.name },
+        slot: { starts_at: slot.startsAt.toISOString() },
+        guest_count: 3,
+        waiver: { version: WAIVER_VERSION, text: WAIVER_TEXT },
+        signatures: [],
+      });
+      expect(signed.status).toBe(201);
+      expect(after.status).toBe(200);
+      expect(after.body.signatures).toEqual([{ participant_name: 'Ada Lovelace', signed_at: signed.body.signed_at }]);
+    });
+
+    it('when the experience requires no waiver, then 409 waiver_not_required', async () => {
+      const booking = await makeBooking(demo, { experience: escapeRoom(demo) });
+      expect(booking.waiverUrl).toBeNull();
+
+      const res = await getWaiver(waiverToken(booking.bookingId, demo.tenant.id));
+
+      expect(res.status).toBe(409);
+      expect(res.body).toEqual({ error: 'waiver_not_required' });
+    });
+
+    it('when the token is tampered with, made for another purpose or expired, then 401 invalid_token or token_expired', async () => {
+      const booking = await makeBooking(demo);
+      const token = tokenOf(booking.waiverUrl);
+      const tampered = `${token.slice(0, -2)}${token.endsWith('AA') ? 'BB' : 'AA'}`;
+      const expired = waiverToken(booking.bookingId, demo.tenant.id, {
+        ttlSeconds: 60,
+        now: new Date(Date.now() - 3600_000),
+      });
+
+      const results = await Promise.all([
+        getWaiver(tampered),
+        getWaiver(booking.bookingToken),
+        getWaiver('not-a-token'),
+        getWaiver(expired),
+      ]);
+
+      expect(results.map((r) => [r.status, r.body.error])).toEqual([
+        [401, 'invalid_token'],
+        [401, 'invalid_token'],
+        [401, 'invalid_token'],
+        [401, 'token_expired'],
+      ]);
+    });
+
+    it("when the token names no booking of its tenant (unknown, or another tenant's), then 404 waiver_not_found", async () => {
+      const booking = await makeBooking(other);
+
+      const unknown = await getWaiver(waiverToken(randomUUID(), demo.tenant.id));
+      const crossTenant = await getWaiver(waiverToken(booking.bookingId, demo.tenant.id));
+
+      expect([unknown.status, unknown.body]).toEqual([404, { error: 'waiver_not_found' }]);
+      expect([crossTenant.status, crossTenant.body]).toEqual([404, { error: 'waiver_not_found' }]);
+    });
+
+    it('when the booking was cancelled, then its waiver is 409 booking_not_amendable for reading and signing', async () => {
+      const booking = await makeBooking(demo, { confirmed: true });
+      const token = tokenOf(booking.waiverUrl);
+      const cancelled = await request(t.app)
+        .post(`/api/bookings/${booking.bookingId}/cancel`)
+        .set('Authorization', `Bearer ${demo.api_keys.manager}`);
+      expect(cancelled.status).toBe(200);
+
+      const read = await getWaiver(token);
+      const signed = await sign(token, signBody('Ada'), clientIp());
+
+      expect([read.status, read.body.error]).toEqual([409, 'booking_not_amendable']);
+      expect([signed.status, signed.body.error]).toEqual([409, 'booking_not_amendable']);
+      expect(await signatures(booking.bookingId)).toHaveLength(0);
+    });
+  });
+
+  describe('POST /api/waivers/{token}/sign', () => {
+    it('when a participant signs, then 201, the evidence is stored and waiver.signed carries only identifiers; signing again is 200 with the same signature and no new event', async () => {
+      const booking = await makeBooking(demo, { guests: 2 });
+      const token = tokenOf(booking.waiverUrl);
+      const ip = clientIp();
+
+      const first = await sign(token, signBody('  Ada Lovelace '), ip);
+      const again = await sign(token, signBody('ada lovelace', { signer_name: 'Someone Else' }), ip);
+
+      expect(first.status).toBe(201);
+      const rows = await signatures(booking.bookingId);
+      expect(rows).toHaveLength(1);
+      const row = rows[0]!;
+      expect(first.body).toEqual({
+        waiver_id: row.id,
+        booking_id: booking.bookingId,
+        participant_name: 'Ada Lovelace',
+        waiver_version: WAIVER_VERSION,
+        signed_at: row.signedAt.toISOString(),
+        evidence_hash: row.evidenceHash,
+        already_signed: false,
+      });
+      expect(row).toMatchObject({
+        tenantId: demo.tenant.id,
+        participantKey: 'ada lovelace',
+        participantName: 'Ada Lovelace',
+        signerName: 'Grace Hopper',
+        waiverVersion: WAIVER_VERSION,
+        ipAddress: ip,
+        userAgent: 'waiver-test/1.0',
+      });
+      expect(row.evidenceHash).toBe(
+        evidenceHash({
+          bookingId: booking.bookingId,
+          participantName: 'Ada Lovelace',
+          signerName: 'Grace Hopper',
+          signedAt: row.signedAt,
+        }),
+      );
+      expect(row.evidenceHash).toMatch(/^[0-9a-f]{64}$/);
+
+      expect(again.status).toBe(200);
+      expect(again.body).toEqual({ ...first.body, already_signed: true });
+
+      const events = await waiverEvents(booking.bookingId);
+      expect(events).toHaveLength(1);
+      expect(events[0]!.tenantId).toBe(demo.tenant.id);
+      expect(events[0]!.schemaVersion).toBe(2);
+      expect(events[0]!.data).toEqual({
+        event_id: events[0]!.id,
+        schema_version: EVENT_SCHEMA_VERSIONS['waiver.signed'],
+        entity_type: 'booking',
+        entity_id: booking.bookingId,
+        waiver_id: row.id,
+        booking_id: booking.bookingId,
+      });
+      const text = JSON.stringify(events[0]!.data);
+      expect(text).not.toMatch(/Ada|Grace|Hopper|Lovelace/i);
+      expect(text).not.toContain(token);
+    });
+
+    it('when the same participant signs several times at once, then one signature and one event result', async () => {
+      const booking = await makeBooking(demo, { guests: 4 });
+      const token = tokenOf(booking.waiverUrl);
+      const ip = clientIp();
+
+      const results = await Promise.all(Array.from({ length: 5 }, () => sign(token, signBody('Alan Turing'), ip)));
+
+      expect(results.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 201]);
+      expect(new Set(results.map((r) => r.body.waiver_id)).size).toBe(1);
+      expect(await signatures(booking.bookingId)).toHaveLength(1);
+      expect(await waiverEvents(booking.bookingId)).toHaveLength(1);
+    });
+
+    it('when every guest has signed, then another participant is 409 waiver_signatures_complete, even when they race', async () => {
+      const booking = await makeBooking(demo, { guests: 2 });
+      const token = tokenOf(booking.waiverUrl);
+      const ip = clientIp();
+
+      const results = await Promise.all(['Ann', 'Bob', 'Cat'].map((name) => sign(token, signBody(name), ip)));
+      const late = await sign(token, signBody('Dan'), ip);
+      const repeat = await sign(token, signBody(results.find((r) => r.status === 201)!.body.participant_name), ip);
+
+      expect(results.map((r) => r.status).sort()).toEqual([201, 201, 409]);
+      expect(results.find((r) => r.status === 409)!.body).toEqual({
+        error: 'waiver_signatures_complete',
+        detail: { guest_count: 2 },
+      });
+      expect([late.status, late.body.error]).toEqual([409, 'waiver_signatures_complete']);
+      // A participant who has signed may still get their signature back.
+      expect(repeat.status).toBe(200);
+      expect(await signatures(booking.bookingId)).toHaveLength(2);
+      expect(await waiverEvents(booking.bookingId)).toHaveLength(2);
+    });
+
+    it('when consent is not literally true or a field is missing, empty or unknown, then 400 invalid_body and nothing is stored', async () => {
+      const booking = await makeBooking(demo);
+      const token = tokenOf(booking.waiverUrl);
+      const ip = clientIp();
+
+      const results = await Promise.all([
+        sign(token, signBody('Ada', { consent: false }), ip),
+        sign(token, signBody('Ada', { consent: 'true' }), ip),
+        sign(token, { signer_name: 'Grace', participant_name: 'Ada', waiver_version: WAIVER_VERSION }, ip),
+        sign(token, signBody('   '), ip),
+        sign(token, signBody('x'.repeat(201)), ip),
+        sign(token, signBody('Ada', { signer_name: '' }), ip),
+        sign(token, signBody('Ada', { signature_png: 'abc' }), ip),
+      ]);
+
+      for (const res of results) {
+        expect(res.status).toBe(400);
+        expect(res.body.error).toBe('invalid_body');
+      }
+      expect(results[0]!.body.detail).toEqual([expect.objectContaining({ field: '/consent' })]);
+      expect(await signatures(booking.bookingId)).toHaveLength(0);
+      expect(await waiverEvents(booking.bookingId)).toHaveLength(0);
+    });
+
+    it('when the signer was shown another waiver version, then 409 waiver_version_outdated names the current one', async () => {
+      const booking = await makeBooking(demo);
+      const token = tokenOf(booking.waiverUrl);
+
+      const res = await sign(token, signBody('Ada', { waiver_version: 'v0' }), clientIp());
+
+      expect(res.status).toBe(409);
+      expect(res.body).toEqual({ error: 'waiver_version_outdated', detail: { current_version: WAIVER_VERSION } });
+      expect(await signatures(booking.bookingId)).toHaveLength(0);
+    });
+
+    it('when the token is bad or expired, or the experience needs no waiver, then nothing is signed', async () => {
+      const booking = await makeBooking(demo);
+      const noWaiver = await makeBooking(demo, { experience: escapeRoom(demo) });
+      const ip = clientIp();
+      const expired = waiverToken(booking.bookingId, demo.tenant.id, {
+        ttlSeconds: 60,
+        now: new Date(Date.now() - 3600_000),
+      });
+
+      const bad = await sign(booking.bookingToken, signBody('Ada'), ip);
+      const late = await sign(expired, signBody('Ada'), ip);
+      const unneeded = await sign(waiverToken(noWaiver.bookingId, demo.tenant.id), signBody('Ada'), ip);
+      const crossTenant = await sign(waiverToken(booking.bookingId, other.tenant.id), signBody('Ada'), ip);
+
+      expect([bad.status, bad.body.error]).toEqual([401, 'invalid_token']);
+      expect([late.status, late.body.error]).toEqual([401, 'token_expired']);
+      expect([unneeded.status, unneeded.body.error]).toEqual([409, 'waiver_not_required']);
+      expect([crossTenant.status, crossTenant.body.error]).toEqual([404, 'waiver_not_found']);
+      expect(await signatures(booking.bookingId)).toHaveLength(0);
+      expect(await signatures(noWaiver.bookingId)).toHaveLength(0);
+    });
+
+    it('when one IP signs too often, then 429 rate_limited', async () => {
+      const ip = clientIp();
+      const token = waiverToken(randomUUID(), demo.tenant.id);
+
+      const results = [];
+      for (let i = 0; i < 31; i += 1) results.push(await sign(token, signBody('Ada'), ip));
+
+      expect(results.slice(0, 30).every((r) => r.status === 404)).toBe(true);
+      expect(results[30]!.status).toBe(429);
+      expect(results[30]!.body.error).toBe('rate_limited');
+    });
+  });
+
+  describe('request logs', () => {
+    it('when the url is a waiver url, then the serializer replaces the token', () => {
+      expect(redactWaiverUrl('/api/waivers/t1.abc.def')).toBe('/api/waivers/[token]');
+      expect(redactWaiverUrl('/api/waivers/t1.abc.def/sign')).toBe('/api/waivers/[token]/sign');
+      expect(redactWaiverUrl('/API/Waivers/t1.abc.def/sign?x=1')).toBe('/API/Waivers/[token]/sign?x=1');
+      expect(redactWaiverUrl('/api/bookings/t1.abc.def')).toBe('/api/bookings/t1.abc.def');
+    });
+
+    it('when a guest reads and signs a waiver, then no request log line contains the token', async () => {
+      const lines: string[] = [];
+      const deps = createAppDeps(loadConfig({ ...process.env, TRUST_PROXY: '1' }));
+      deps.logger = pino(
+        { level: 'info' },
+        new Writable({
+          write(chunk: Buffer, _encoding, done) {
+            lines.push(chunk.toString('utf8'));
+            done();
+          },
+        }),
+      );
+      const app = createApp(deps);
+      try {
+        const booking = await makeBooking(demo);
+        const token = tokenOf(booking.waiverUrl);
+
+        await request(app).get(`/api/waivers/${token}`).expect(200);
+        await request(app).post(`/api/waivers/${token}/sign`).set('X-Forwarded-For', clientIp()).send(signBody('Ada'));
+        const requestUrls = () =>
+          lines.map((line) => (JSON.parse(line) as { req?: { url?: string } }).req?.url).filter(Boolean);
+        const deadline = Date.now() + 2000;
+        while (requestUrls().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+
+        const urls = requestUrls();
+        expect(urls).toEqual(['/api/waivers/[token]', '/api/waivers/[token]/sign']);
+        expect(lines.join('\n')).not.toContain(token);
+        expect(lines.join('\n')).not.toContain(token.split('.')[2]!);
+      } finally {
+        await closeAppDeps(deps);
+      }
+    });
+  });
+});
