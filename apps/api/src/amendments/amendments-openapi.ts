@@ -6,12 +6,8 @@ import {
   TransferRequest,
   TransferResponse,
 } from './amendment-schemas';
+import { apiKey, error, json } from '../openapi/openapi-helpers';
 
-const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
-const json = (id: string) => ({ content: { 'application/json': { schema: ref(id) } } });
-const error = (description: string) => ({ description, ...json('Error') });
-
-const apiKey = [{ apiKey: [] }];
 const bookingId = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
 const manageToken = {
   name: 'X-Manage-Token',

@@ -1,10 +1,6 @@
 import { Customer, CustomerBooking, CustomerDetail, CustomerList, UpdateCustomerRequest } from './customer-schemas';
+import { apiKey, error, json } from '../openapi/openapi-helpers';
 
-const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
-const json = (id: string) => ({ content: { 'application/json': { schema: ref(id) } } });
-const error = (description: string) => ({ description, ...json('Error') });
-
-const apiKey = [{ apiKey: [] }];
 const customerId = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
 const bookingId = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
 const unauthorized = error('unauthorized: missing, malformed, unknown or revoked API key');

@@ -1,14 +1,7 @@
-import type { TSchema } from '@sinclair/typebox';
 import { ReissueGiftCardResponse, SellGiftCardRequest, SellGiftCardResponse } from './gift-card-schemas';
+import { apiKey, error, json } from '../openapi/openapi-helpers';
 
 // Path items for the lead to merge into openapi-document.ts; same conventions as there.
-const ref = (schema: TSchema) => ({ $ref: `#/components/schemas/${schema.$id}` });
-const json = (schema: TSchema) => ({ content: { 'application/json': { schema: ref(schema) } } });
-const error = (description: string) => ({
-  description,
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-});
-const apiKey = [{ apiKey: [] }];
 const idempotencyKey = {
   name: 'Idempotency-Key',
   in: 'header',

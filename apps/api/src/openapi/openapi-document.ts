@@ -1,4 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
+import { apiKey, error, json } from './openapi-helpers';
 import { BookingRequest, BookingResponse } from '../bookings/booking-schemas';
 import { CheckInByTokenRequest } from '../bookings/operator-booking-routes';
 import { HoldRequest, HoldResponse } from '../holds/hold-schemas';
@@ -31,10 +32,6 @@ const ErrorBody = Type.Object(
   { $id: 'Error' },
 );
 
-const ref = (schema: TSchema) => ({ $ref: `#/components/schemas/${schema.$id}` });
-const json = (schema: TSchema) => ({ content: { 'application/json': { schema: ref(schema) } } });
-const error = (description: string) => ({ description, ...json(ErrorBody) });
-
 const idempotencyKey = {
   name: 'Idempotency-Key',
   in: 'header',
@@ -47,7 +44,6 @@ const idempotencyKey = {
 const rateLimited = error('Rate limited (per IP); see the RateLimit and RateLimit-Policy headers');
 
 const bookingId = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
-const apiKey = [{ apiKey: [] }];
 const operatorErrors = {
   401: error('unauthorized: missing, malformed, unknown or revoked API key'),
   403: error("forbidden: the key's role is below the one this action needs"),

@@ -1,4 +1,3 @@
-import type { TSchema } from '@sinclair/typebox';
 import {
   CashPaymentRequest,
   CashPaymentResponse,
@@ -7,15 +6,9 @@ import {
   OpenShift,
   OpenShiftRequest,
 } from './pos-schemas';
+import { apiKey, error, json } from '../openapi/openapi-helpers';
 
 // Path items for the lead to merge into openapi-document.ts; same conventions as there.
-const ref = (schema: TSchema) => ({ $ref: `#/components/schemas/${schema.$id}` });
-const json = (schema: TSchema) => ({ content: { 'application/json': { schema: ref(schema) } } });
-const error = (description: string) => ({
-  description,
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-});
-const apiKey = [{ apiKey: [] }];
 const authErrors = {
   401: error('unauthorized: missing, malformed, unknown or revoked API key'),
   403: error("forbidden: the key's role is below the one this action needs"),

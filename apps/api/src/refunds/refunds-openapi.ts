@@ -1,14 +1,8 @@
-import type { TSchema } from '@sinclair/typebox';
 import { PartialRefundRequest, RefundRequest, RefundResponse } from './refund-schemas';
+import { error, json } from '../openapi/openapi-helpers';
 
 // Path items for the lead to merge into openapi-document.ts; `#/components/schemas/Error` is
 // the document's own Error schema.
-const ref = (schema: TSchema) => ({ $ref: `#/components/schemas/${schema.$id}` });
-const json = (schema: TSchema) => ({ content: { 'application/json': { schema: ref(schema) } } });
-const error = (description: string) => ({
-  description,
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-});
 
 const idempotencyKey = {
   name: 'Idempotency-Key',

@@ -1,13 +1,7 @@
-import type { TSchema } from '@sinclair/typebox';
 import { SignWaiverRequest, WaiverSignatureResponse, WaiverView } from './waiver-schemas';
+import { error, json } from '../openapi/openapi-helpers';
 
 // Path items for the lead to merge into openapi-document.ts; same conventions as there.
-const ref = (schema: TSchema) => ({ $ref: `#/components/schemas/${schema.$id}` });
-const json = (schema: TSchema) => ({ content: { 'application/json': { schema: ref(schema) } } });
-const error = (description: string) => ({
-  description,
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-});
 const token = {
   name: 'token',
   in: 'path',
