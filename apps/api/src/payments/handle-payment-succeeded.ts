@@ -1,39 +1,15 @@
-import type { Db, Tx } from '@booking/db';
+import type { Db } from '@booking/db';
 import type Stripe from 'stripe';
 import { confirmBooking } from '../bookings/confirm-booking';
+import { confirmableOf, lockPayableBooking, type PayableBooking } from '../bookings/lock-payable-booking';
 import { lockSlotAndCheckSeats } from '../bookings/lock-slot';
 import type { HoldStore } from '../holds/hold-store';
 import { refundForReview } from './refund-for-review';
 
 type Deps = { db: Db; holds: HoldStore; stripe: Stripe };
 
-interface LockedBooking {
-  id: string;
-  tenant_id: string;
-  experience_id: string;
-  venue_id: string;
-  slot_id: string;
-  hold_id: string;
-  status: string;
-  guest_count: number;
-  total_cents: number;
-  gift_card_applied_cents: number;
-  currency: string;
-  review_reason: string | null;
-  customer_email: string;
-}
-
 type Outcome =
-  { kind: 'ignored' } | { kind: 'confirmed'; booking: LockedBooking } | { kind: 'refund'; bookingId: string };
-
-async function lockBooking(tx: Tx, bookingId: string): Promise<LockedBooking | undefined> {
-  const [row] = await tx.$queryRaw<LockedBooking[]>`
-    SELECT b.id, b.tenant_id, b.experience_id, b.venue_id, b.slot_id, b.hold_id, b.status, b.guest_count,
-           b.total_cents, b.gift_card_applied_cents, b.currency, b.review_reason, c.email AS customer_email
-    FROM bookings b JOIN customers c ON c.id = b.customer_id
-    WHERE b.id = ${bookingId}::uuid FOR UPDATE OF b`;
-  return row;
-}
+  { kind: 'ignored' } | { kind: 'confirmed'; booking: PayableBooking } | { kind: 'refund'; bookingId: string };
 
 /**
  * `payment_intent.succeeded`: confirm the booking, exactly once however often the provider
@@ -53,7 +29,7 @@ export async function handlePaymentSucceeded(deps: Deps, eventId: string, intent
   const outcome = await deps.db.$transaction(async (tx): Promise<Outcome> => {
     const first = await tx.$executeRaw`
       INSERT INTO provider_events (id, type) VALUES (${eventId}, 'payment_intent.succeeded') ON CONFLICT (id) DO NOTHING`;
-    const booking = await lockBooking(tx, bookingId);
+    const booking = await lockPayableBooking(tx, bookingId);
     if (!booking) return { kind: 'ignored' };
     const payment = await tx.payment.findUnique({ where: { providerReference: intent.id } });
 
@@ -86,21 +62,10 @@ export async function handlePaymentSucceeded(deps: Deps, eventId: string, intent
       await tx.booking.update({ where: { id: bookingId }, data: { reviewReason: reason } });
       return { kind: 'refund', bookingId };
     }
-    await confirmBooking(
-      tx,
-      {
-        id: booking.id,
-        tenantId: booking.tenant_id,
-        experienceId: booking.experience_id,
-        venueId: booking.venue_id,
-        slotId: booking.slot_id,
-        guestCount: booking.guest_count,
-        totalCents: booking.total_cents,
-        currency: booking.currency,
-        customerEmail: booking.customer_email,
-      },
-      { method: 'card', netPaidCents: paidCents + booking.gift_card_applied_cents },
-    );
+    await confirmBooking(tx, confirmableOf(booking), {
+      method: 'card',
+      netPaidCents: paidCents + booking.gift_card_applied_cents,
+    });
     // Its seats now count in seats_booked; still under the slot lock, the hold stops counting
     // them, so no replica ever counts them twice (and refuses or refunds another booking for it).
     await deps.holds.release(booking.slot_id, booking.hold_id, booking.guest_count);

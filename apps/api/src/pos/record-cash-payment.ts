@@ -1,35 +1,12 @@
-import type { Db, Tx } from '@booking/db';
+import type { Db } from '@booking/db';
 import { AppError } from '@booking/domain';
 import { confirmBooking } from '../bookings/confirm-booking';
+import { confirmableOf, lockPayableBooking } from '../bookings/lock-payable-booking';
 import { lockSlotAndCheckSeats } from '../bookings/lock-slot';
 import type { HoldStore } from '../holds/hold-store';
 import type { Operator } from '../operators/api-key-auth';
 import { lockShift } from './close-shift';
 import type { CashPaymentRequest, CashPaymentResponse } from './pos-schemas';
-
-interface LockedBooking {
-  id: string;
-  experience_id: string;
-  venue_id: string;
-  slot_id: string;
-  hold_id: string;
-  status: string;
-  guest_count: number;
-  total_cents: number;
-  gift_card_applied_cents: number;
-  currency: string;
-  customer_email: string;
-}
-
-async function lockBooking(tx: Tx, tenantId: string, bookingId: string): Promise<LockedBooking> {
-  const [row] = await tx.$queryRaw<LockedBooking[]>`
-    SELECT b.id, b.experience_id, b.venue_id, b.slot_id, b.hold_id, b.status, b.guest_count, b.total_cents,
-           b.gift_card_applied_cents, b.currency, c.email AS customer_email
-    FROM bookings b JOIN customers c ON c.id = b.customer_id
-    WHERE b.id = ${bookingId}::uuid AND b.tenant_id = ${tenantId}::uuid FOR UPDATE OF b`;
-  if (!row) throw new AppError('booking_not_found');
-  return row;
-}
 
 /**
  * Cash taken at the till pays a held booking in full and confirms it, in one transaction with
@@ -45,7 +22,8 @@ export async function recordCashPayment(
 ): Promise<CashPaymentResponse> {
   return deps.db.$transaction(async (tx) => {
     await lockShift(tx, operator.tenantId, shiftId, 'share');
-    const booking = await lockBooking(tx, operator.tenantId, request.booking_id);
+    const booking = await lockPayableBooking(tx, request.booking_id, operator.tenantId);
+    if (!booking) throw new AppError('booking_not_found');
     if (booking.status !== 'held') throw new AppError('booking_not_payable', `the booking is ${booking.status}`);
     const dueCents = booking.total_cents - booking.gift_card_applied_cents;
     if (request.amount_cents !== dueCents) {
@@ -70,21 +48,10 @@ export async function recordCashPayment(
         shiftId,
       },
     });
-    await confirmBooking(
-      tx,
-      {
-        id: booking.id,
-        tenantId: operator.tenantId,
-        experienceId: booking.experience_id,
-        venueId: booking.venue_id,
-        slotId: booking.slot_id,
-        guestCount: booking.guest_count,
-        totalCents: booking.total_cents,
-        currency: booking.currency,
-        customerEmail: booking.customer_email,
-      },
-      { method: 'cash', netPaidCents: request.amount_cents + booking.gift_card_applied_cents },
-    );
+    await confirmBooking(tx, confirmableOf(booking), {
+      method: 'cash',
+      netPaidCents: request.amount_cents + booking.gift_card_applied_cents,
+    });
     // The seats now count in seats_booked; still under the slot lock, the hold stops counting
     // them, so no replica ever counts them twice.
     await deps.holds.release(booking.slot_id, booking.hold_id, booking.guest_count);
