@@ -82,5 +82,12 @@ async function lockPaidAmount(tx: Tx, bookingId: string): Promise<number> {
   if (await tx.refund.count({ where: { bookingId, status: 'pending' } })) {
     throw new AppError('refund_in_progress', 'a refund of this booking is waiting for the payment provider');
   }
+  // A card payment that arrived too late (review_reason) is being refunded automatically:
+  // reissuing it as a gift card as well would pay it out twice.
+  const [review] = await tx.$queryRaw<{ review_reason: string | null }[]>`
+    SELECT review_reason FROM bookings WHERE id = ${bookingId}::uuid`;
+  if (review?.review_reason) {
+    throw new AppError('refund_in_progress', 'a late card payment of this booking is being refunded automatically');
+  }
   return payments.reduce((sum, payment) => sum + payment.amount_cents - payment.refunded_cents, 0);
 }

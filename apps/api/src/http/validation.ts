@@ -7,6 +7,9 @@ import addFormats from 'ajv-formats';
 // ones published in /api/openapi.json.
 const ajv = new Ajv2020({ allErrors: true, strict: true });
 addFormats(ajv);
+// ajv-formats' uuid also takes a `urn:uuid:` prefix, which PostgreSQL's uuid type refuses: a
+// valid-looking id must never reach the database as a 500.
+ajv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
 
 export interface FieldProblem {
   field: string;

@@ -4,9 +4,11 @@ import Stripe from 'stripe';
 import type { HoldStore } from '../holds/hold-store';
 
 /**
- * Gives back a card payment that could not buy its seats, then records the booking as refunded
- * (booking.refunded). A retry after a crash or a failed call never refunds twice: the provider
- * refuses a second full refund.
+ * Gives back a card payment that could not buy its seats (or arrived for a booking that was no
+ * longer payable). A retry after a crash or a failed call never refunds twice: the provider
+ * refuses a second full refund. The booking becomes `refunded` (booking.refunded) only when
+ * that payment was all it had: one confirmed meanwhile by other money, say cash at the till,
+ * stays confirmed and keeps its seats.
  */
 export async function refundForReview(
   deps: { db: Db; holds: HoldStore; stripe: Stripe },
@@ -19,34 +21,44 @@ export async function refundForReview(
     // full refund of the same payment is refused, which is what makes retries safe here.
     await deps.stripe.refunds.create({
       payment_intent: paymentIntentId,
-      metadata: { booking_id: bookingId, reason: 'automatic: booking could not be confirmed' },
+      // `automatic` tells the refund reconciliation this one is booked here.
+      metadata: { booking_id: bookingId, automatic: 'true', reason: 'booking could not be confirmed' },
     });
   } catch (error) {
     // Refunded already, by a delivery whose bookkeeping below did not commit or by a concurrent one.
     if (!(error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'charge_already_refunded'))
       throw error;
   }
-  const booking = await deps.db.$transaction(async (tx) => {
+  const release = await deps.db.$transaction(async (tx) => {
+    // Booking first, then payment: the lock order of every payment and refund path.
+    const [booking] = await tx.$queryRaw<
+      { tenant_id: string; status: string; slot_id: string; hold_id: string; guest_count: number }[]
+    >`SELECT tenant_id, status::text AS status, slot_id, hold_id, guest_count FROM bookings
+      WHERE id = ${bookingId}::uuid FOR UPDATE`;
+    const [payment] = await tx.$queryRaw<{ id: string; status: string; amount_cents: number }[]>`
+      SELECT id, status::text AS status, amount_cents FROM payments
+      WHERE provider_reference = ${paymentIntentId} FOR UPDATE`;
     // Redeliveries racing through here all get the same provider refund back; only the first
-    // records it (one booking.refunded), the others find the payment already refunded.
-    const [locked] = await tx.$queryRaw<{ status: string; amount_cents: number }[]>`
-      SELECT status, amount_cents FROM payments WHERE provider_reference = ${paymentIntentId} FOR UPDATE`;
-    if (!locked || locked.status === 'refunded') return null;
-    const payment = await tx.payment.update({
-      where: { providerReference: paymentIntentId },
+    // records it, the others find the payment refunded already.
+    if (!booking || !payment || payment.status === 'refunded') return null;
+    await tx.payment.update({
+      where: { id: payment.id },
       // Refunded in full: what the refund routes read as nothing left to refund.
-      data: { status: 'refunded', refundedCents: locked.amount_cents },
+      data: { status: 'refunded', refundedCents: payment.amount_cents },
     });
-    const before = await tx.booking.findUniqueOrThrow({ where: { id: bookingId } });
+    const otherMoney = await tx.payment.count({ where: { bookingId, status: 'succeeded', NOT: { id: payment.id } } });
+    if (booking.status === 'confirmed' || booking.status === 'refunded' || otherMoney > 0) return null;
+
     await tx.booking.update({ where: { id: bookingId }, data: { status: 'refunded' } });
     await recordEvent(tx, {
-      tenantId: before.tenantId,
+      tenantId: booking.tenant_id,
       name: 'booking.refunded',
       entityType: 'booking',
       entityId: bookingId,
-      fields: { booking_id: bookingId, amount_cents: payment.amountCents },
+      fields: { booking_id: bookingId, amount_cents: payment.amount_cents },
     });
-    return before;
+    return booking.status === 'held' ? booking : null;
   });
-  if (booking?.status === 'held') await deps.holds.release(booking.slotId, booking.holdId, booking.guestCount);
+  // A held booking's seats were its hold's; dropping the hold frees them.
+  if (release) await deps.holds.release(release.slot_id, release.hold_id, release.guest_count);
 }

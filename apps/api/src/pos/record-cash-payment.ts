@@ -25,6 +25,10 @@ export async function recordCashPayment(
     const booking = await lockPayableBooking(tx, request.booking_id, operator.tenantId);
     if (!booking) throw new AppError('booking_not_found');
     if (booking.status !== 'held') throw new AppError('booking_not_payable', `the booking is ${booking.status}`);
+    // A card payment for it arrived too late and is being refunded: taking cash too would need
+    // the same review.
+    if (booking.review_reason)
+      throw new AppError('booking_not_payable', 'a card payment of this booking is under review');
     const dueCents = booking.total_cents - booking.gift_card_applied_cents;
     if (request.amount_cents !== dueCents) {
       throw new AppError('payment_amount_mismatch', { amount_due_cents: dueCents, currency: booking.currency });

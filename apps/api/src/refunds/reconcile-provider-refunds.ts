@@ -73,8 +73,10 @@ async function reconcileOne(
     // A refund that is no longer pending has been settled already: nothing moves twice.
     return (await settleRefund(tx, booking, ours.id, outcome)).release;
   }
-  // Our metadata, but not a refund of this database: not ours to book.
-  if (providerRefund.metadata?.refund_id || outcome.status === 'failed') return null;
+  // Our metadata, but not a refund of this database: not ours to book. Automatic refunds of
+  // payments that could not buy their seats are booked by refundForReview itself.
+  if (providerRefund.metadata?.refund_id || providerRefund.metadata?.automatic || outcome.status === 'failed')
+    return null;
 
   const intentId = idOf(providerRefund.payment_intent) ?? chargeIntent;
   const payment = intentId ? await tx.payment.findUnique({ where: { providerReference: intentId } }) : null;

@@ -1,0 +1,143 @@
+import request from 'supertest';
+import type { DemoTenant } from '@booking/db';
+import { bookingBody, placeHold } from './support/booking-flow';
+import { signedPaymentSucceededEvent, startFakeStripe, stopFakeStripe, type FakeStripe } from './support/fake-stripe';
+import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
+
+// Money arriving twice for one booking: a late card payment after the till took cash, and a
+// reissue asked for while that card payment is being refunded. Neither may pay out twice or
+// unbook a paid booking.
+
+const WEBHOOK_SECRET = 'whsec_review';
+
+describe('a card payment that lands on a booking already paid another way', () => {
+  let fake: FakeStripe;
+  let t: TestApp;
+  let demo: DemoTenant;
+
+  beforeAll(async () => {
+    fake = await startFakeStripe();
+    t = createTestApp({
+      STRIPE_SECRET_KEY: 'sk_test_review',
+      STRIPE_PUBLISHABLE_KEY: 'pk_test_review',
+      STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      STRIPE_API_BASE: fake.url,
+    });
+    demo = await seedTenant(t.deps);
+  });
+  afterAll(async () => {
+    await t.close();
+    await stopFakeStripe(fake);
+  });
+
+  const bearer = (key: string) => `Bearer ${key}`;
+
+  /** A held booking with a PaymentIntent the customer has not paid yet. */
+  async function heldWithIntent(slotIndex: number) {
+    const { experience } = kayak(demo);
+    const slotId = experience.slots[slotIndex]!.id;
+    const ip = clientIp();
+    const holdId = await placeHold(t, ip, experience, slotId, 2);
+    const booked = await request(t.app)
+      .post('/api/bookings')
+      .set('X-Forwarded-For', ip)
+      .send(bookingBody(demo, experience, slotId, holdId, 2));
+    expect(booked.status).toBe(201);
+    const intent = await request(t.app)
+      .post(`/api/embed/bookings/${booked.body.booking_id}/payment-intent`)
+      .set('X-Forwarded-For', ip)
+      .set('X-Booking-Token', booked.body.booking_token);
+    expect(intent.status).toBe(200);
+    const intentId = (intent.body.client_secret as string).split('_secret_')[0]!;
+    return {
+      bookingId: booked.body.booking_id as string,
+      slotId,
+      totalCents: booked.body.total_cents as number,
+      intentId,
+    };
+  }
+
+  async function payCashAtTill(bookingId: string, amountCents: number) {
+    const shift = await request(t.app)
+      .post('/api/pos/shifts/open')
+      .set('Authorization', bearer(demo.api_keys.manager))
+      .send({ starting_cash_cents: 0 });
+    const shiftId = (shift.body.shift_id ??
+      (await t.deps.db.posShift.findFirstOrThrow({ where: { tenantId: demo.tenant.id, closedAt: null } }))
+        .id) as string;
+    const paid = await request(t.app)
+      .post(`/api/pos/shifts/${shiftId}/cash-payments`)
+      .set('Authorization', bearer(demo.api_keys.manager))
+      .send({ booking_id: bookingId, amount_cents: amountCents });
+    expect(paid.status).toBe(200);
+  }
+
+  const deliver = (signed: { payload: string; signature: string }) =>
+    request(t.app)
+      .post('/api/payments/stripe/webhook')
+      .set('Content-Type', 'application/json')
+      .set('Stripe-Signature', signed.signature)
+      .send(signed.payload);
+
+  it('when the card clears after the till took cash, then the card is refunded once and the booking stays confirmed with its seats', async () => {
+    const held = await heldWithIntent(1);
+    await payCashAtTill(held.bookingId, held.totalCents);
+    const seatsBefore = (await t.deps.db.slot.findUniqueOrThrow({ where: { id: held.slotId } })).seatsBooked;
+
+    const res = await deliver(signedPaymentSucceededEvent(fake.succeed(held.intentId), { secret: WEBHOOK_SECRET }));
+
+    expect(res.status).toBe(200);
+    expect(fake.refunds.filter((r) => r.payment_intent === held.intentId)).toHaveLength(1);
+    const booking = await t.deps.db.booking.findUniqueOrThrow({
+      where: { id: held.bookingId },
+      include: { payments: true },
+    });
+    expect(booking.status).toBe('confirmed');
+    expect(booking.reviewReason).toEqual(expect.any(String));
+    expect(booking.payments.map((p) => [p.method, p.status]).sort()).toEqual([
+      ['card', 'refunded'],
+      ['cash', 'succeeded'],
+    ]);
+    expect((await t.deps.db.slot.findUniqueOrThrow({ where: { id: held.slotId } })).seatsBooked).toBe(seatsBefore);
+    const names = (await t.deps.db.event.findMany({ where: { entityId: held.bookingId } })).map((e) => e.name);
+    expect(names).not.toContain('booking.refunded');
+  });
+
+  it('when a reissue is asked while the late card payment is being refunded, then it is 409 and no gift card is issued', async () => {
+    const held = await heldWithIntent(3);
+    await payCashAtTill(held.bookingId, held.totalCents);
+    fake.failNextRefunds(10);
+    const failed = await deliver(signedPaymentSucceededEvent(fake.succeed(held.intentId), { secret: WEBHOOK_SECRET }));
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+
+    const reissue = await request(t.app)
+      .post(`/api/bookings/${held.bookingId}/reissue-gift-card`)
+      .set('Authorization', bearer(demo.api_keys.manager));
+
+    expect(reissue.status).toBe(409);
+    expect(reissue.body.error).toBe('refund_in_progress');
+    const booking = await t.deps.db.booking.findUniqueOrThrow({ where: { id: held.bookingId } });
+    expect(booking.status).toBe('confirmed');
+    expect(booking.reissuedGiftCardId).toBeNull();
+    fake.failNextRefunds(0);
+  });
+
+  it('when an id is a urn:uuid, then it is refused at the edge with 400, never a database error', async () => {
+    const urn = 'urn:uuid:6e8bc430-9c3a-11d9-9669-0800200c9a66';
+    const { experience } = kayak(demo);
+
+    const hold = await request(t.app)
+      .post('/api/bookings/hold')
+      .set('X-Forwarded-For', clientIp())
+      .send({ slot_id: urn, experience_id: experience.id, seats: 1 });
+    const refund = await request(t.app)
+      .post('/api/payments/refunds')
+      .set('Authorization', bearer(demo.api_keys.manager))
+      .send({ booking_id: urn });
+
+    expect(hold.status).toBe(400);
+    expect(hold.body.error).toBe('invalid_body');
+    expect(refund.status).toBe(400);
+    expect(refund.body.error).toBe('invalid_body');
+  });
+});
