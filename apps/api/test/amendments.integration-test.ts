@@ -377,6 +377,23 @@ describe('booking amendments: reschedule, transfer, party', () => {
   });
 
   describe('POST /api/bookings/{id}/transfer', () => {
+    it("when a booking is transferred, then the old customer's manage token no longer reschedules it", async () => {
+      const booking = await makeBooking(demo, { slotIndex: 3, guests: 1 });
+      const moved = await transfer(
+        booking.bookingId,
+        { customer: { email: `new-owner-${Date.now()}@example.com`, first_name: 'Nia' }, reason: 'gift' },
+        demo.api_keys.manager,
+      );
+      expect(moved.status).toBe(200);
+
+      const target = demo.experiences[0]!.slots[4]!.id;
+      const res = await reschedule(booking.bookingId, { slot_id: target }, { token: booking.manageToken });
+
+      expect(res.status).toBe(401);
+      expect(res.body.error).toBe('invalid_token');
+      expect((await bookingRow(booking.bookingId)).slotId).toBe(booking.slotId);
+    });
+
     it('when a manager transfers a confirmed booking to a new email, then the booking has the new customer, the amendment and booking.transferred are recorded, and later booking events carry the new address', async () => {
       const kayak = demo.experiences[0]!;
       const booking = await makeBooking(demo, { slotIndex: 1, guests: 2 });

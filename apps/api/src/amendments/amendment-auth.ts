@@ -14,8 +14,12 @@ function localsOf(req: Request): { amendmentActor?: AmendmentActor } {
   return req.res!.locals as { amendmentActor?: AmendmentActor };
 }
 
-/** The tenant of the booking a manage token was issued for; the token must name the path's booking. */
-function actorFromManageToken(secret: string, token: string, bookingId: string): AmendmentActor {
+/**
+ * The tenant of the booking a manage token was issued for. The token names the booking and the
+ * customer it was issued to, and is honoured only while that customer still holds the booking.
+ */
+async function actorFromManageToken(deps: AppDeps, token: string, bookingId: string): Promise<AmendmentActor> {
+  const secret = deps.config.tokenSigningSecret;
   let claims: { subject: string; tenantId: string };
   try {
     claims = verifyToken(secret, 'manage', token);
@@ -23,7 +27,14 @@ function actorFromManageToken(secret: string, token: string, bookingId: string):
     if (error instanceof TokenError) throw new AppError(error.reason === 'expired' ? 'token_expired' : 'invalid_token');
     throw error;
   }
-  if (claims.subject !== bookingId) throw new AppError('invalid_token', 'the token is for another booking');
+  const [tokenBookingId, customerId] = claims.subject.split(':');
+  if (tokenBookingId !== bookingId || !customerId)
+    throw new AppError('invalid_token', 'the token is for another booking');
+  const holder = await deps.db.booking.findFirst({
+    where: { id: bookingId, tenantId: claims.tenantId, customerId },
+    select: { id: true },
+  });
+  if (!holder) throw new AppError('invalid_token', 'the booking has been transferred to another customer');
   return { tenantId: claims.tenantId, keyId: null };
 }
 
@@ -45,7 +56,7 @@ export function requireManagerOrManageToken(deps: AppDeps): RequestHandler {
       });
       return;
     }
-    localsOf(req).amendmentActor = actorFromManageToken(deps.config.tokenSigningSecret, token, String(req.params.id));
+    localsOf(req).amendmentActor = await actorFromManageToken(deps, token, String(req.params.id));
     next();
   };
 }

@@ -81,6 +81,7 @@ export async function createBooking(deps: Deps, request: BookingRequest): Promis
   };
 
   let giftCardAppliedCents = 0;
+  let customerId = '';
   try {
     await deps.db.$transaction(async (tx) => {
       const fits = await lockSlotAndCheckSeats(tx, deps.holds, {
@@ -102,7 +103,7 @@ export async function createBooking(deps: Deps, request: BookingRequest): Promis
         : null;
       giftCardAppliedCents = giftCard?.appliedCents ?? 0;
 
-      const customerId = await upsertBookingCustomer(tx, hold.tenantId, email, {
+      customerId = await upsertBookingCustomer(tx, hold.tenantId, email, {
         firstName: request.customer.first_name,
         lastName: request.customer.last_name,
         phone: request.customer.phone,
@@ -186,7 +187,8 @@ export async function createBooking(deps: Deps, request: BookingRequest): Promis
     }),
     waiver_url: experience.requiresWaiver ? waiverUrl(deps.config, booking, slot.endsAt) : null,
     manage_token: signToken(deps.config.tokenSigningSecret, 'manage', {
-      subject: booking.id,
+      // Bound to the customer too: a transfer to someone else ends the old owner's link.
+      subject: `${booking.id}:${customerId}`,
       tenantId: booking.tenantId,
       // Self-service changes are possible until the visit starts.
       ttlSeconds: Math.max(60, Math.ceil((slot.startsAt.getTime() - Date.now()) / 1000)),
