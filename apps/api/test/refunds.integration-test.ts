@@ -275,21 +275,28 @@ describe('refunds through the payment provider', () => {
       ]);
     });
 
-    it('when part of a booking was paid by gift card, then refunding the card payment in full refunds the booking', async () => {
+    it('when part of a booking was paid by gift card, then refunding the card payment in full keeps the booking and its gift card part, which can be reissued', async () => {
       const booking = await cardBooking(demo, { giftCardCode: demo.gift_cards[1]!.code });
       const giftCardPaid = await t.deps.db.payment.findFirstOrThrow({
         where: { bookingId: booking.bookingId, method: 'gift_card' },
       });
       expect(giftCardPaid.amountCents).toBe(500);
+      const seatsBefore = await seatsBooked(booking.slotId);
 
       const res = await refund(t, demo.api_keys.manager, { booking_id: booking.bookingId });
 
+      // 500 cents are still paid (by gift card): not "nothing paid", so the booking stays.
       expect(res.status).toBe(201);
-      expect(res.body).toMatchObject({ amount_cents: booking.paidCents, booking_status: 'refunded' });
+      expect(res.body).toMatchObject({ amount_cents: booking.paidCents, booking_status: 'confirmed' });
       expect(providerRefundsOf(booking.intent.id).map((r) => r.amount)).toEqual([booking.paidCents]);
-      expect((await eventsOf(booking.bookingId, 'booking.refunded'))[0]).toMatchObject({
-        amount_cents: booking.paidCents,
-      });
+      expect(await eventsOf(booking.bookingId, 'booking.refunded')).toEqual([]);
+      expect(await seatsBooked(booking.slotId)).toBe(seatsBefore);
+
+      const reissued = await request(t.app)
+        .post(`/api/bookings/${booking.bookingId}/reissue-gift-card`)
+        .set('Authorization', bearer(demo.api_keys.manager));
+      expect(reissued.status).toBe(200);
+      expect(reissued.body.gift_card.balance_cents).toBe(500);
     });
 
     it('when a cancelled card booking is refunded, then it becomes refunded without giving its seats back twice', async () => {

@@ -154,7 +154,11 @@ export async function bookSucceededRefund(
         status: 'succeeded',
       },
     });
-  } else if (booking.status !== 'refunded' && cardPayments.every(fullyRefunded)) {
+  } else if (
+    booking.status !== 'refunded' &&
+    cardPayments.every(fullyRefunded) &&
+    !(await paidOtherwise(tx, booking.id))
+  ) {
     // Seats go back: a confirmed booking's are in seats_booked (this UPDATE takes the slot row
     // lock); a held booking's are its hold's, dropped after the commit. A cancelled booking gave
     // them back already.
@@ -188,4 +192,13 @@ export async function bookSucceededRefund(
     });
   }
   return release;
+}
+
+/**
+ * Whether money other than cards still pays for the booking (a gift card part, cash at the
+ * till): those cannot go back through the provider, so the booking is not "left with nothing
+ * paid" and keeps its status; an operator can reissue that part as a gift card.
+ */
+async function paidOtherwise(tx: Tx, bookingId: string): Promise<boolean> {
+  return (await tx.payment.count({ where: { bookingId, status: 'succeeded', method: { not: 'card' } } })) > 0;
 }
