@@ -359,22 +359,44 @@ describe('refunds through the payment provider', () => {
       expect(await bookingStatus(booking.bookingId)).toBe('confirmed');
     });
 
-    it('when the provider fails the refund, then it is 502 payment_provider_error, the refund is kept as failed and its amount is refundable again', async () => {
+    it('when the provider answers 5xx, then the refund stays pending with its amount reserved (409) until the provider reports it failed', async () => {
       const booking = await cardBooking(demo);
-      // The SDK retries twice: all three attempts fail.
+      // The SDK retries twice: all three attempts fail. A 5xx says nothing about whether the
+      // refund happened, so it is not released.
       fake.failNextRefunds(3);
 
       const res = await refund(t, demo.api_keys.manager, { booking_id: booking.bookingId, amount_cents: 1500 });
 
-      expect(res.status).toBe(502);
-      expect(res.body).toMatchObject({ error: 'payment_provider_error', detail: { refund_id: expect.any(String) } });
-      expect(await t.deps.db.refund.findUniqueOrThrow({ where: { id: res.body.detail.refund_id } })).toMatchObject({
-        status: 'failed',
+      expect(res.status).toBe(409);
+      expect(res.body).toMatchObject({ error: 'refund_in_progress', detail: { refund_id: expect.any(String) } });
+      const refundId = res.body.detail.refund_id as string;
+      expect(await t.deps.db.refund.findUniqueOrThrow({ where: { id: refundId } })).toMatchObject({
+        status: 'pending',
         amountCents: 1500,
       });
-      expect(await cardPayment(booking.bookingId)).toMatchObject({ refundedCents: 0, status: 'succeeded' });
+      expect(await cardPayment(booking.bookingId)).toMatchObject({ refundedCents: 1500, status: 'succeeded' });
+      // The reserved 1500 still counts: the whole amount can no longer be asked for.
+      const over = await refund(t, demo.api_keys.manager, {
+        booking_id: booking.bookingId,
+        amount_cents: booking.paidCents,
+      });
+      expect(over.status).toBe(400);
+      expect(over.body.error).toBe('refund_exceeds_paid');
+
+      const failed: RefundObject = {
+        id: `re_failed_${refundId.slice(0, 8)}`,
+        object: 'refund',
+        status: 'failed',
+        amount: 1500,
+        currency: 'usd',
+        payment_intent: booking.intent.id,
+        metadata: { booking_id: booking.bookingId, refund_id: refundId },
+      };
+      expect((await deliver(signedRefundEvent(failed, { secret: WEBHOOK_SECRET, type: 'refund.failed' }))).status).toBe(
+        200,
+      );
+      expect(await cardPayment(booking.bookingId)).toMatchObject({ refundedCents: 0 });
       expect(await refundEventNames(booking.bookingId)).toEqual([]);
-      expect(await bookingStatus(booking.bookingId)).toBe('confirmed');
 
       const retry = await refund(t, demo.api_keys.manager, { booking_id: booking.bookingId });
       expect(retry.status).toBe(201);

@@ -32,11 +32,13 @@ export async function transferBooking(
     });
     if (existing?.anonymisedAt) throw new AppError('customer_anonymised', 'that customer has been anonymised');
 
-    const customerId = await upsertBookingCustomer(tx, operator.tenantId, email, {
-      firstName: request.customer.first_name,
-      lastName: request.customer.last_name,
-      phone: request.customer.phone,
-    });
+    const customerId = await upsertBookingCustomer(
+      tx,
+      operator.tenantId,
+      email,
+      { firstName: request.customer.first_name, lastName: request.customer.last_name, phone: request.customer.phone },
+      'transfer',
+    );
     await tx.booking.update({ where: { id: bookingId }, data: { customerId } });
     await tx.bookingAmendment.create({
       data: {

@@ -19,6 +19,8 @@ export async function upsertBookingCustomer(
   tenantId: string,
   email: string,
   contact: CustomerContact,
+  /** What made the customer, for customer.created: a new booking, or a booking transferred to them. */
+  source: 'booking' | 'transfer' = 'booking',
 ): Promise<string> {
   const [inserted] = await tx.$queryRaw<{ id: string }[]>`
     INSERT INTO customers (id, tenant_id, email, first_name, last_name, phone, updated_at)
@@ -31,7 +33,7 @@ export async function upsertBookingCustomer(
       name: 'customer.created',
       entityType: 'customer',
       entityId: inserted.id,
-      fields: { customer_id: inserted.id, source: 'booking' },
+      fields: { customer_id: inserted.id, source },
     });
     return inserted.id;
   }

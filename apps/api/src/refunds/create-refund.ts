@@ -143,7 +143,10 @@ async function askProvider(stripe: Stripe, bookingId: string, reserved: Reserved
     );
     return providerOutcome(refund);
   } catch (error) {
+    // No answer, or the provider's own failure (5xx): the refund may or may not have happened,
+    // so it stays pending for the provider's notification rather than being released.
     if (error instanceof Stripe.errors.StripeConnectionError) return { status: 'unknown' };
+    if (error instanceof Stripe.errors.StripeError && (error.statusCode ?? 0) >= 500) return { status: 'unknown' };
     if (error instanceof Stripe.errors.StripeError) {
       return { status: 'failed', providerError: { provider_code: error.code ?? null, message: error.message } };
     }

@@ -41,7 +41,7 @@ export const refundsOpenApi = {
       post: {
         summary: "Refund all or part of a booking's card payment through the payment provider (manager+)",
         description:
-          'Refunds never exceed what the card paid, across concurrent requests. A succeeded refund emits refund.created; when the card payment is then refunded in full the booking becomes `refunded`, its seats return to the slot and booking.refunded is emitted. Gift card parts of a payment are not refunded through the provider.',
+          'Refunds never exceed what the card paid, across concurrent requests. A succeeded refund emits refund.created; when that leaves nothing paid (the card refunded in full and no gift card or cash part) the booking becomes `refunded`, its seats return to the slot and booking.refunded is emitted. Gift card and cash parts are not refunded through the provider; they can be reissued as a gift card.',
         security: [{ apiKey: [] }],
         parameters: [idempotencyKey],
         requestBody: { required: true, ...json(RefundRequest) },
