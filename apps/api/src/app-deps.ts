@@ -30,6 +30,8 @@ export function createAppDeps(config: Config): AppDeps {
   redis.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
   const queueRedis = queueConnection(config.redisUrl);
   queueRedis.on('error', (error: Error) => logger.warn({ err: error }, 'queue redis connection error'));
+  const deliveryQueue = createDeliveryQueue(queueRedis, config.queuePrefix);
+  deliveryQueue.on('error', (error: Error) => logger.warn({ err: error }, 'delivery queue error'));
   return {
     config,
     db: createPrismaClient(config.databaseUrl, { poolSize: config.dbPoolSize }),
@@ -37,7 +39,7 @@ export function createAppDeps(config: Config): AppDeps {
     logger,
     holds: new HoldStore(redis, config.holdTtlSeconds),
     stripe: createStripe(config),
-    deliveryQueue: createDeliveryQueue(queueRedis, config.queuePrefix),
+    deliveryQueue,
     queueRedis,
   };
 }
