@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
+import Stripe from 'stripe';
 import type { DemoTenant } from '@booking/db';
 import { EVENT_SCHEMA_VERSIONS } from '@booking/events';
 import { hashGiftCardCode, normalizeGiftCardCode, parseApiKey } from '@booking/signing';
@@ -72,6 +73,13 @@ describe('gift card operations', () => {
     payment_method: 'card',
     payment_reference: reference,
   });
+  /** A card payment that really happened: a PaymentIntent the fake provider marks succeeded. */
+  async function paidIntent(amountCents: number, options: { succeed?: boolean } = {}): Promise<string> {
+    const stripe = new Stripe('sk_test_x', { host: '127.0.0.1', port: fake.port, protocol: 'http' });
+    const intent = await stripe.paymentIntents.create({ amount: amountCents, currency: 'usd' });
+    if (options.succeed !== false) fake.succeed(intent.id);
+    return intent.id;
+  }
   const saleCount = (tenant: DemoTenant) => t.deps.db.giftCardSale.count({ where: { tenantId: tenant.tenant.id } });
 
   /** Hold + POST /api/bookings from a fresh client address; the answer must be 201. */
@@ -180,7 +188,7 @@ describe('gift card operations', () => {
     });
 
     it('when a manager sells a card paid by card, then the provider reference is kept on the sale and the code pays for a booking', async () => {
-      const reference = `pi_${randomUUID().replace(/-/g, '')}`;
+      const reference = await paidIntent(10_000);
 
       const res = await sell(cardSale(reference, 10_000), demo.api_keys.manager);
 
@@ -297,7 +305,7 @@ describe('gift card operations', () => {
     });
 
     it('when a card payment reference already paid for a sale, then a second sale with it is 409 payment_reference_used', async () => {
-      const reference = `pi_${randomUUID().replace(/-/g, '')}`;
+      const reference = await paidIntent(5000);
       const first = await sell(cardSale(reference));
       expect(first.status).toBe(201);
 
@@ -331,12 +339,49 @@ describe('gift card operations', () => {
     });
 
     it('when two sales with the same card reference race, then exactly one card is sold', async () => {
-      const reference = `pi_${randomUUID().replace(/-/g, '')}`;
+      const reference = await paidIntent(5000);
 
       const results = await Promise.all(Array.from({ length: 4 }, () => sell(cardSale(reference))));
 
       expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
       expect(await t.deps.db.giftCardSale.count({ where: { paymentReference: reference } })).toBe(1);
+    });
+
+    it('when the card payment is unknown, unpaid or for another amount, then it is 400 payment_reference_invalid and nothing is sold', async () => {
+      const before = await saleCount(demo);
+      const unpaid = await paidIntent(5000, { succeed: false });
+      const paidLess = await paidIntent(4000);
+
+      const unknown = await sell(cardSale(`pi_${randomUUID().replace(/-/g, '')}`));
+      const notSucceeded = await sell(cardSale(unpaid));
+      const mismatch = await sell(cardSale(paidLess, 5000));
+
+      for (const res of [unknown, notSucceeded, mismatch]) {
+        expect(res.status).toBe(400);
+        expect(res.body.error).toBe('payment_reference_invalid');
+      }
+      expect(mismatch.body.detail).toMatchObject({ paid_cents: 4000 });
+      expect(await saleCount(demo)).toBe(before);
+    });
+
+    it('when payments are not configured, then card sales are refused with 503 and cash sales still work', async () => {
+      const plain = createTestApp();
+      try {
+        const card = await request(plain.app)
+          .post('/api/gift-cards/sell')
+          .set('Authorization', bearer(demo.api_keys.staff))
+          .send(cardSale(await paidIntent(5000)));
+        const cash = await request(plain.app)
+          .post('/api/gift-cards/sell')
+          .set('Authorization', bearer(demo.api_keys.staff))
+          .send({ amount_cents: 1000, currency: 'USD', payment_method: 'cash', shift_id: await openShift(demo) });
+
+        expect(card.status).toBe(503);
+        expect(card.body.error).toBe('payments_not_configured');
+        expect(cash.status).toBe(201);
+      } finally {
+        await plain.close();
+      }
     });
 
     it('when a sale is retried with the same Idempotency-Key, then the same card is answered again and it is sold once', async () => {

@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'invalid_signature'
   | 'invalid_webhook_url'
   | 'refund_exceeds_paid'
+  | 'payment_reference_invalid'
   | 'payment_amount_mismatch'
   // 401, 403
   | 'unauthorized'

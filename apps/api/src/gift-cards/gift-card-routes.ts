@@ -31,7 +31,7 @@ export function giftCardRoutes(deps: AppDeps): Router {
       clientOf: byApiKey,
     }),
     async (req, res) => {
-      res.status(201).json(await sellGiftCard(deps.db, operatorOf(req), parseSellGiftCard(req.body)));
+      res.status(201).json(await sellGiftCard(deps, operatorOf(req), parseSellGiftCard(req.body)));
     },
   );
   router.post(

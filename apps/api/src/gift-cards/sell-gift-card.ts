@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db, Tx } from '@booking/db';
 import { AppError } from '@booking/domain';
 import { recordEvent } from '@booking/events';
+import type Stripe from 'stripe';
 import type { Operator } from '../operators/api-key-auth';
 import type { SellGiftCardRequest, SellGiftCardResponse } from './gift-card-schemas';
 import { issueGiftCard } from './issue-gift-card';
@@ -15,10 +16,11 @@ import { issueGiftCard } from './issue-gift-card';
  * or the recipient: whoever reads the code can spend the card.
  */
 export async function sellGiftCard(
-  db: Db,
+  deps: { db: Db; stripe: Stripe | null },
   operator: Operator,
   request: SellGiftCardRequest,
 ): Promise<SellGiftCardResponse> {
+  const { db } = deps;
   if (request.payment_method === 'cash' && request.payment_reference !== undefined) {
     throw new AppError('invalid_body', [
       { field: '/payment_reference', message: 'is only for card payments; cash is tracked by its shift' },
@@ -31,6 +33,8 @@ export async function sellGiftCard(
     if (request.shift_id !== undefined) await assertShiftOpen(tx, operator.tenantId, request.shift_id);
     if (request.payment_reference !== undefined) {
       await assertReferenceUnused(tx, operator.tenantId, request.payment_reference);
+      // Under the reference's lock, so two sales cannot both pass with one payment.
+      await assertCardPaid(deps.stripe, request.payment_reference, request.amount_cents, request.currency);
     }
 
     const card = await issueGiftCard(tx, {
@@ -100,5 +104,34 @@ async function assertReferenceUnused(tx: Tx, tenantId: string, reference: string
   const payments = await tx.payment.count({ where: { tenantId, providerReference: reference } });
   if (sales + payments > 0) {
     throw new AppError('payment_reference_used', 'this payment_reference already paid for another sale');
+  }
+}
+
+/**
+ * A card sale issues money's worth of gift card, so the payment must be real: a PaymentIntent
+ * that succeeded for exactly this amount and currency. Without the provider configured there is
+ * nothing to check it against, and card sales are refused.
+ */
+async function assertCardPaid(stripe: Stripe | null, reference: string, amountCents: number, currency: string) {
+  if (!stripe)
+    throw new AppError('payments_not_configured', 'card sales are verified with Stripe; STRIPE_SECRET_KEY is not set');
+  let intent: Stripe.PaymentIntent;
+  try {
+    intent = await stripe.paymentIntents.retrieve(reference);
+  } catch (error) {
+    if ((error as { statusCode?: number }).statusCode === 404) {
+      throw new AppError('payment_reference_invalid', 'no such payment at the provider');
+    }
+    throw error;
+  }
+  if (intent.status !== 'succeeded') {
+    throw new AppError('payment_reference_invalid', `the payment is ${intent.status}, not succeeded`);
+  }
+  if (intent.amount_received !== amountCents || intent.currency.toUpperCase() !== currency) {
+    throw new AppError('payment_reference_invalid', {
+      message: 'the payment does not match the sale',
+      paid_cents: intent.amount_received,
+      currency: intent.currency.toUpperCase(),
+    });
   }
 }

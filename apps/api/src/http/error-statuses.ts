@@ -15,6 +15,7 @@ export const ERROR_STATUSES: Record<ErrorCode, number> = {
   invalid_signature: 400,
   invalid_webhook_url: 400,
   refund_exceeds_paid: 400,
+  payment_reference_invalid: 400,
   payment_amount_mismatch: 400,
   unauthorized: 401,
   invalid_token: 401,
