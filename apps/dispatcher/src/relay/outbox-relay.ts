@@ -6,6 +6,8 @@ import { Client } from 'pg';
 import { relayOutbox } from './relay-outbox';
 import { sweepUnqueued } from './sweep-unqueued';
 
+const LISTEN_RETRY_MS = 5_000;
+
 /**
  * Runs the relay: wakes on PostgreSQL notifications from committed events (low latency) and on
  * a timer (in case a notification was missed or the listener was reconnecting), drains the
@@ -52,11 +54,31 @@ export async function startOutboxRelay(deps: {
       });
   };
 
-  const listener = new Client({ connectionString: deps.databaseUrl });
-  listener.on('error', (error) => deps.logger.warn({ err: error }, 'outbox listener connection lost; polling only'));
-  listener.on('notification', wake);
-  await listener.connect();
-  await listener.query(`LISTEN ${OUTBOX_CHANNEL}`);
+  // The LISTEN connection: after it drops (a database restart, a failover), the relay polls
+  // and reconnects in the background, so low latency comes back without a restart.
+  let listener: Client | null = null;
+  let reconnectTimer: NodeJS.Timeout | undefined;
+  const listen = async (): Promise<void> => {
+    const client = new Client({ connectionString: deps.databaseUrl });
+    client.on('notification', wake);
+    client.on('error', (error) => {
+      deps.logger.warn({ err: error }, 'outbox listener connection lost; polling until it is back');
+      client.end().catch(() => undefined);
+      if (listener === client) listener = null;
+      if (!stopped) reconnectTimer = setTimeout(reconnect, LISTEN_RETRY_MS);
+    });
+    await client.connect();
+    await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
+    listener = client;
+  };
+  const reconnect = () => {
+    listen()
+      .then(wake)
+      .catch(() => {
+        if (!stopped) reconnectTimer = setTimeout(reconnect, LISTEN_RETRY_MS);
+      });
+  };
+  await listen();
 
   const timer = setInterval(wake, deps.intervalMs);
   wake();
@@ -64,7 +86,8 @@ export async function startOutboxRelay(deps: {
   return async () => {
     stopped = true;
     clearInterval(timer);
+    clearTimeout(reconnectTimer);
     await running;
-    await listener.end().catch(() => undefined);
+    await listener?.end().catch(() => undefined);
   };
 }

@@ -1,0 +1,90 @@
+import { seedDemoTenant } from '@booking/db';
+import { OUTBOX_CHANNEL, recordEvent } from '@booking/events';
+import { randomUUID } from 'node:crypto';
+import { startHarness, type WebhookHarness } from './support/webhook-harness';
+
+// The relay's polling is set to a minute here, so an event relayed within seconds was relayed
+// because PostgreSQL notified the relay's LISTEN connection.
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+describe('the outbox relay listening for committed events', () => {
+  let h: WebhookHarness;
+  let tenantId: string;
+
+  beforeAll(async () => {
+    h = await startHarness({ WEBHOOK_RELAY_INTERVAL_MS: '60000' });
+    tenantId = (await seedDemoTenant(h.t.deps.db)).tenant.id;
+  });
+  afterAll(() => h.close());
+
+  const db = () => h.t.deps.db;
+
+  const listenerPid = () =>
+    waitFor(
+      'a LISTEN connection',
+      async () => {
+        const rows = await db().$queryRaw<{ pid: number }[]>`
+          SELECT pid FROM pg_stat_activity
+          WHERE datname = current_database() AND query = ${`LISTEN ${OUTBOX_CHANNEL}`}`;
+        return rows[0]?.pid;
+      },
+      10_000,
+    );
+
+  const commitEvent = async () => {
+    const entityId = randomUUID();
+    await db().$transaction((tx) =>
+      recordEvent(tx, {
+        tenantId,
+        name: 'booking.cancelled',
+        entityType: 'booking',
+        entityId,
+        fields: { booking_id: entityId },
+      }),
+    );
+    return entityId;
+  };
+
+  const relayedWithin = (entityId: string, timeoutMs: number) =>
+    waitFor(
+      `event ${entityId} relayed`,
+      async () => (await db().event.findFirst({ where: { entityId, relayedAt: { not: null } } })) ?? undefined,
+      timeoutMs,
+    );
+
+  it('when an event commits, then the relay picks it up at once, without waiting for its poll', async () => {
+    await listenerPid();
+    const entityId = await commitEvent();
+
+    await expect(relayedWithin(entityId, 5_000)).resolves.toMatchObject({ entityId });
+  });
+
+  it('when the LISTEN connection is cut, then the relay reconnects and is woken by notifications again', async () => {
+    const before = await listenerPid();
+
+    await db().$queryRaw`SELECT pg_terminate_backend(${before}::int)`;
+    const after = await waitFor(
+      'a new LISTEN connection',
+      async () => {
+        const pid = await listenerPid();
+        return pid !== before ? pid : undefined;
+      },
+      15_000,
+    );
+    const entityId = await commitEvent();
+
+    expect(after).not.toBe(before);
+    await expect(relayedWithin(entityId, 5_000)).resolves.toMatchObject({ entityId });
+  });
+});
