@@ -30,6 +30,7 @@ export type ErrorCode =
   | 'slot_not_found'
   | 'hold_not_found'
   | 'booking_not_found'
+  | 'refund_not_found'
   | 'webhook_endpoint_not_found'
   | 'webhook_delivery_not_found'
   | 'customer_not_found'
@@ -54,6 +55,7 @@ export type ErrorCode =
   | 'shift_closed'
   | 'payment_reference_used'
   | 'refund_in_progress'
+  | 'refund_not_pending'
   | 'waiver_version_outdated'
   | 'waiver_signatures_complete'
   // 410

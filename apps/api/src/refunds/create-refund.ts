@@ -15,7 +15,8 @@ export interface RefundInput {
   keepBookingActive: boolean;
 }
 
-interface Reserved {
+/** A refund reserved in our database: what the provider is asked to refund, and under which key. */
+export interface Reserved {
   refundId: string;
   paymentIntentId: string;
   amountCents: number;
@@ -33,7 +34,7 @@ interface LockedPayment {
 export type ProviderOutcome = FinalOutcome | { status: 'pending'; providerRefundId: string };
 
 /** What asking gave: the provider's outcome (with its error when it refused), or no answer at all. */
-type ProviderAnswer =
+export type ProviderAnswer =
   (ProviderOutcome & { providerError?: { provider_code: string | null; message: string } }) | { status: 'unknown' };
 
 /**
@@ -58,35 +59,50 @@ export async function createRefund(
 
   const reserved = await deps.db.$transaction((tx) => reserveRefund(tx, operator, input));
   const answer = await askProvider(stripe, input.bookingId, reserved);
+  const body = await recordProviderAnswer(deps, input.bookingId, reserved.refundId, answer);
+  return { httpStatus: body.status === 'succeeded' ? 201 : 202, body };
+}
 
+/**
+ * Step 3: records what asking the provider gave (a pending answer keeps the refund pending with
+ * the provider's id; a final one is settled) and answers with the refund. No answer while the
+ * refund is still pending is 409 refund_in_progress; a refund that ends failed is 502
+ * payment_provider_error. Also used when a stuck refund is sent again (reconcile-refund).
+ */
+export async function recordProviderAnswer(
+  deps: Deps,
+  bookingId: string,
+  refundId: string,
+  answer: ProviderAnswer,
+): Promise<RefundResponse> {
   if (answer.status === 'pending') {
     await deps.db.refund.updateMany({
-      where: { id: reserved.refundId, providerRefundId: null },
+      where: { id: refundId, providerRefundId: null },
       data: { providerRefundId: answer.providerRefundId },
     });
   } else if (answer.status !== 'unknown') {
     const settled = await deps.db.$transaction(async (tx) => {
-      const booking = (await lockBooking(tx, input.bookingId))!;
-      return settleRefund(tx, booking, reserved.refundId, answer);
+      const booking = (await lockBooking(tx, bookingId))!;
+      return settleRefund(tx, booking, refundId, answer);
     });
     if (settled.release)
       await deps.holds.release(settled.release.slotId, settled.release.holdId, settled.release.seats);
   }
 
-  const body = await refundView(deps.db, reserved.refundId);
+  const body = await refundView(deps.db, refundId);
   if (answer.status === 'unknown' && body.status === 'pending') {
     throw new AppError('refund_in_progress', {
-      refund_id: reserved.refundId,
+      refund_id: refundId,
       message: 'the payment provider did not answer; the refund stays pending until it reports the outcome',
     });
   }
   if (body.status === 'failed') {
     throw new AppError('payment_provider_error', {
-      refund_id: reserved.refundId,
+      refund_id: refundId,
       ...(answer.status === 'failed' && answer.providerError),
     });
   }
-  return { httpStatus: body.status === 'succeeded' ? 201 : 202, body };
+  return body;
 }
 
 async function reserveRefund(tx: Tx, operator: Operator, input: RefundInput): Promise<Reserved> {
@@ -130,7 +146,11 @@ async function reserveRefund(tx: Tx, operator: Operator, input: RefundInput): Pr
   return { refundId: refund.id, paymentIntentId: payment.provider_reference, amountCents };
 }
 
-async function askProvider(stripe: Stripe, bookingId: string, reserved: Reserved): Promise<ProviderAnswer> {
+/**
+ * Asks the provider for the reserved refund. The same refund always sends the same request under
+ * the same key, so asking again (reconcile-refund) can never refund twice.
+ */
+export async function askProvider(stripe: Stripe, bookingId: string, reserved: Reserved): Promise<ProviderAnswer> {
   try {
     const refund = await stripe.refunds.create(
       {
@@ -147,6 +167,10 @@ async function askProvider(stripe: Stripe, bookingId: string, reserved: Reserved
     // so it stays pending for the provider's notification rather than being released.
     if (error instanceof Stripe.errors.StripeConnectionError) return { status: 'unknown' };
     if (error instanceof Stripe.errors.StripeError && (error.statusCode ?? 0) >= 500) return { status: 'unknown' };
+    // The key is in use: by a request still running (409), or by one made with other parameters
+    // (idempotency_error). Either way a refund under this key may exist: not a refusal.
+    if (error instanceof Stripe.errors.StripeIdempotencyError) return { status: 'unknown' };
+    if (error instanceof Stripe.errors.StripeError && error.statusCode === 409) return { status: 'unknown' };
     if (error instanceof Stripe.errors.StripeError) {
       return { status: 'failed', providerError: { provider_code: error.code ?? null, message: error.message } };
     }

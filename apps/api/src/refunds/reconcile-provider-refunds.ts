@@ -8,7 +8,7 @@ type Deps = { db: Db; holds: HoldStore; stripe: Stripe };
 
 export type ProviderRefundEvent = Stripe.ChargeRefundedEvent | Stripe.RefundUpdatedEvent | Stripe.RefundFailedEvent;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * `charge.refunded`, `refund.updated` and `refund.failed`: brings our refunds in line with the
@@ -54,6 +54,30 @@ async function findOurRefund(tx: Tx, providerRefund: Stripe.Refund) {
   return refundId && UUID.test(refundId) ? tx.refund.findUnique({ where: { id: refundId } }) : null;
 }
 
+/**
+ * Brings one refund of ours in line with the provider's refund for it: a pending provider refund
+ * only records its id; a final one is settled (settleRefund: only a pending refund moves, once).
+ * Takes the booking lock; the hold to release after the commit, if any, is returned. Also used by
+ * reconcile-refund when an operator asks the provider about a stuck refund.
+ */
+export async function settleOurRefund(
+  tx: Tx,
+  ours: { id: string; bookingId: string },
+  providerRefund: Stripe.Refund,
+): Promise<HoldRelease | null> {
+  const outcome = providerOutcome(providerRefund);
+  const booking = (await lockBooking(tx, ours.bookingId))!;
+  if (outcome.status === 'pending') {
+    await tx.refund.updateMany({
+      where: { id: ours.id, providerRefundId: null },
+      data: { providerRefundId: providerRefund.id },
+    });
+    return null;
+  }
+  // A refund that is no longer pending has been settled already: nothing moves twice.
+  return (await settleRefund(tx, booking, ours.id, outcome)).release;
+}
+
 async function reconcileOne(
   tx: Tx,
   providerRefund: Stripe.Refund,
@@ -61,18 +85,7 @@ async function reconcileOne(
 ): Promise<HoldRelease | null> {
   const outcome = providerOutcome(providerRefund);
   const ours = await findOurRefund(tx, providerRefund);
-  if (ours) {
-    const booking = (await lockBooking(tx, ours.bookingId))!;
-    if (outcome.status === 'pending') {
-      await tx.refund.updateMany({
-        where: { id: ours.id, providerRefundId: null },
-        data: { providerRefundId: providerRefund.id },
-      });
-      return null;
-    }
-    // A refund that is no longer pending has been settled already: nothing moves twice.
-    return (await settleRefund(tx, booking, ours.id, outcome)).release;
-  }
+  if (ours) return settleOurRefund(tx, ours, providerRefund);
   // Our metadata, but not a refund of this database: not ours to book. Automatic refunds of
   // payments that could not buy their seats are booked by refundForReview itself.
   if (providerRefund.metadata?.refund_id || providerRefund.metadata?.automatic || outcome.status === 'failed')

@@ -59,6 +59,36 @@ export const refundsOpenApi = {
         responses,
       },
     },
+    '/api/refunds/{id}/reconcile': {
+      post: {
+        summary: 'Settle a refund stuck in pending by asking the payment provider what happened (manager+)',
+        description:
+          "For a refund the provider never answered about (409 refund_in_progress). The provider's refunds of the payment intent are listed: when one is this refund (its provider id, or `metadata.refund_id`), it is settled exactly as the provider's notification would settle it; when none is, the request never reached the provider and it is sent again, unchanged and under the same idempotency key `refund-<id>`, so it can never refund twice. Either way the answer is the refund as it is now: `succeeded` (with refund.created, and booking.refunded when nothing paid remains), `failed` (its amount is refundable again) or still `pending` (the provider accepted it; a notification settles it). Each refund settles once, whoever settles it first.",
+        security: [{ apiKey: [] }],
+        parameters: [
+          {
+            name: 'id',
+            in: 'path',
+            required: true,
+            schema: { type: 'string', format: 'uuid' },
+            description: 'the refund_id',
+          },
+        ],
+        responses: {
+          200: { description: 'The refund after reconciling', ...json(RefundResponse) },
+          401: error('unauthorized: missing, malformed, unknown or revoked API key'),
+          403: error("forbidden: the key's role is below manager"),
+          404: error('refund_not_found (in this tenant; also any id that is not a uuid)'),
+          409: error(
+            'refund_not_pending (detail: {refund_id, status}): the refund is settled already; refund_in_progress (detail: {refund_id}): the provider did not answer, the refund stays pending, try again later',
+          ),
+          502: error(
+            'payment_provider_error (detail: {refund_id, provider_code?, message?}): the provider refused the request sent again (the refund is kept as failed and its amount is refundable again), or refused to list the refunds (the refund stays pending)',
+          ),
+          503: error('payments_not_configured'),
+        },
+      },
+    },
   },
   schemas: [RefundRequest, PartialRefundRequest, RefundResponse],
 };

@@ -189,6 +189,16 @@ export async function startFakeStripe(): Promise<FakeStripe> {
             param: 'intent',
           });
     }
+    if (method === 'GET' && path === '/v1/refunds') {
+      // Listed by payment_intent only, newest first like Stripe, in one page.
+      if (typeof body.payment_intent !== 'string') {
+        return stripeError(400, 'invalid_request_error', 'The fake lists refunds by payment_intent only', {
+          param: 'payment_intent',
+        });
+      }
+      const data = refunds.filter((refund) => refund.payment_intent === body.payment_intent).reverse();
+      return { status: 200, body: { object: 'list', data, has_more: false, url: '/v1/refunds' } };
+    }
     if (method === 'POST' && path === '/v1/refunds') {
       if (refundFailures > 0) {
         refundFailures -= 1;
