@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { bookingBody, placeHold } from './support/booking-flow';
 import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
 
 interface FieldProblem {
@@ -424,5 +425,23 @@ describe('HTTP edges', () => {
         expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
       }
     });
+  });
+
+  it('when a string carries a NUL character, then it is 400, never a database error', async () => {
+    const demo = await seedTenant(t.deps);
+    const { experience, slot } = kayak(demo);
+    const ip = clientIp();
+    const holdId = await placeHold(t, ip, experience, slot.id, 1);
+    const valid = bookingBody(demo, experience, slot.id, holdId, 1);
+    const body = await request(t.app)
+      .post('/api/bookings')
+      .set('X-Forwarded-For', ip)
+      .send({ ...valid, notes: 'a\u0000b' });
+    const query = await request(t.app).get('/api/widget/experience').query({ tenant: 'a\u0000', experience: 'b' });
+
+    expect(body.status).toBe(400);
+    expect(body.body.error).toBe('invalid_body');
+    expect(query.status).toBe(400);
+    expect(query.body.error).toBe('invalid_query');
   });
 });

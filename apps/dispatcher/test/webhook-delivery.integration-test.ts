@@ -575,6 +575,44 @@ describe('webhook delivery through the dispatcher', () => {
       expect((await tenant.getEndpoint(endpoint.id)).body).not.toHaveProperty('signing_secret');
     });
 
+    it('when a redeliver is asked during the last attempt of a failing delivery, then that attempt starts the new schedule instead of abandoning it', async () => {
+      const tenant = await newTenant();
+      // Attempt 6 is answered 500 after 300 ms (within the 500 ms timeout): the redeliver lands
+      // while it is in flight. Later attempts succeed.
+      const r = await receiver((q) =>
+        q.index <= 5 ? { status: 500 } : q.index === 6 ? { status: 500, delayMs: 300 } : answer.ok(),
+      );
+      const endpoint = await tenant.createEndpoint(r.url, ['booking.created']);
+      const bookingId = await tenant.book();
+      const delivery = await deliveryFor(endpoint.id, bookingId);
+      await r.waitForCount(6);
+
+      const res = await tenant.redeliver(delivery.id);
+
+      expect(res.status).toBe(202);
+      await sleep(QUIET_MS);
+      const row = await db().webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } });
+      expect(row.status).not.toBe('abandoned');
+      await deliveryIn(delivery.id, ['succeeded'], 20_000);
+      expect(r.of(delivery.id).length).toBeGreaterThanOrEqual(7);
+    });
+
+    it('when a receiver answers with a NUL byte in its body, then the attempt is recorded and the delivery settles once', async () => {
+      const tenant = await newTenant();
+      const r = await receiver(() => ({ status: 200, body: 'ok\u0000done' }));
+      const endpoint = await tenant.createEndpoint(r.url, ['booking.created']);
+      const bookingId = await tenant.book();
+      const delivery = await deliveryFor(endpoint.id, bookingId);
+
+      await deliveryIn(delivery.id, ['succeeded']);
+      await sleep(QUIET_MS);
+
+      expect(r.of(delivery.id)).toHaveLength(1);
+      expect(await attemptsOf(delivery.id)).toMatchObject([
+        { attemptNumber: 1, statusCode: 200, responseBody: 'ok\uFFFDdone' },
+      ]);
+    });
+
     it('when a succeeded delivery is redelivered, then it arrives again with the same delivery id and body', async () => {
       const tenant = await newTenant();
       const r = await receiver();

@@ -176,7 +176,11 @@ export async function createBooking(deps: Deps, request: BookingRequest): Promis
   }
 
   const paymentComplete = request.gift_card_code !== undefined && giftCardAppliedCents === price.totalCents;
-  if (!paymentComplete) await deps.holds.convert(hold, booking.id, booking.guestCount);
+  if (!paymentComplete) {
+    // The booking is committed: its answer must reach the client. A hold left unconverted only
+    // over-reserves until it expires, and bookings.hold_id already stops a second use.
+    await deps.holds.convert(hold, booking.id, booking.guestCount).catch(() => undefined);
+  }
 
   return {
     booking_id: booking.id,

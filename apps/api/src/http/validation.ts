@@ -26,6 +26,12 @@ export function createParser<T extends TSchema>(
 ) {
   const validate = ajv.compile<Static<T>>(schema);
   return (value: unknown): Static<T> => {
+    // PostgreSQL text cannot hold NUL: refuse it here rather than fail in the database.
+    if (containsNul(value)) {
+      throw new AppError(typeof code === 'function' ? 'invalid_body' : code, [
+        { field: '/', message: 'must not contain NUL characters' },
+      ]);
+    }
     if (validate(value)) return value;
     const problems: FieldProblem[] = (validate.errors ?? []).map((error) => {
       const missing = error.keyword === 'required' ? `/${String(error.params.missingProperty)}` : '';
@@ -37,4 +43,11 @@ export function createParser<T extends TSchema>(
     });
     throw new AppError(typeof code === 'function' ? code(problems) : code, problems);
   };
+}
+
+function containsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (Array.isArray(value)) return value.some(containsNul);
+  if (value !== null && typeof value === 'object') return Object.values(value).some(containsNul);
+  return false;
 }

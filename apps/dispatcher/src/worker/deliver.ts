@@ -1,19 +1,13 @@
 import type { Config } from '@booking/config';
 import type { Db } from '@booking/db';
 import type { DeliveryJobData } from '@booking/webhook-queue';
-import { retryDelay } from '@booking/webhook-queue';
-import type { Job } from 'bullmq';
+import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { postWebhook } from '../delivery/post-webhook';
 import type { DispatcherMetrics } from '../metrics';
 import { buildEnvelope } from './build-envelope';
 import { recordAttempt } from './record-attempt';
 import { signedHeaders } from './signed-headers';
-
-/** Thrown to have BullMQ retry on the schedule; its message is the attempt's failure. */
-class AttemptFailed extends Error {
-  override name = 'AttemptFailed';
-}
 
 export interface DeliverDeps {
   db: Db;
@@ -24,10 +18,12 @@ export interface DeliverDeps {
 
 /**
  * One attempt of one delivery: re-read everything from PostgreSQL (the job carries only the id),
- * build and sign the body, send it, and record the attempt. A failure that has retries left is
- * thrown so the queue schedules the next attempt; the last one marks the delivery abandoned.
+ * build and sign the body, send it, and record the attempt. A failure with attempts left puts
+ * the same job back in the queue, delayed by the schedule's next step: the delivery's own
+ * attempt count (in PostgreSQL) decides the step, so a redeliver or a crash never desynchronises
+ * the schedule. The last failure marks the delivery abandoned.
  */
-export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>): Promise<void> {
+export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>, token?: string): Promise<void> {
   const { db, config, metrics } = deps;
   const delivery = await db.webhookDelivery.findUnique({
     where: { id: job.data.deliveryId },
@@ -80,19 +76,21 @@ export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>): Pro
       };
   metrics.attemptSeconds.observe({ ok: String(result.ok) }, result.durationMs / 1000);
 
-  const delays = config.webhooks.retryDelaysMs;
-  const { outcome, endpointDisabled } = await recordAttempt(db, {
+  const { outcome, endpointDisabled, nextDelayMs } = await recordAttempt(db, {
     deliveryId: delivery.id,
     endpointId: endpoint.id,
     startedAt,
     result,
-    isLastAttempt: delivery.attemptCount + 1 >= delays.length,
-    // This attempt is the job's attemptsMade-th failure once it is thrown.
-    nextDelayMs: retryDelay(delays, job.data.firstAttempt, job.attemptsMade + 1),
+    retryDelaysMs: config.webhooks.retryDelaysMs,
     autoDisableAfter: config.webhooks.autoDisableAfter,
   });
   metrics.deliveries.inc({ outcome: outcome === 'retrying' ? 'failed' : outcome });
-  if (endpointDisabled)
+  if (endpointDisabled) {
     deps.logger.warn({ endpointId: endpoint.id }, 'webhook endpoint disabled after consecutive failures');
-  if (outcome === 'retrying') throw new AttemptFailed(result.error ?? `HTTP ${result.statusCode}`);
+  }
+  if (outcome === 'retrying') {
+    // The delayed job keeps its id (the delivery's), so it stays the delivery's only job.
+    await job.moveToDelayed(Date.now() + nextDelayMs, token);
+    throw new DelayedError();
+  }
 }

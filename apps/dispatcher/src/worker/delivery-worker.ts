@@ -28,21 +28,20 @@ export function jobLockMs(timeoutMs: number): { lockDuration: number; stalledInt
  */
 export function startDeliveryWorker(deps: DeliverDeps, connection: ConnectionOptions): Worker<DeliveryJobData> {
   const delays = deps.config.webhooks.retryDelaysMs;
-  const worker = new Worker<DeliveryJobData>(DELIVERY_QUEUE, (job) => deliver(deps, job), {
+  const worker = new Worker<DeliveryJobData>(DELIVERY_QUEUE, (job, token) => deliver(deps, job, token), {
     connection,
     prefix: deps.config.queuePrefix,
     concurrency: deps.config.webhooks.concurrency,
     ...jobLockMs(deps.config.webhooks.timeoutMs),
     settings: {
-      // Called after BullMQ counted the failure: attemptsMade includes the attempt that just failed.
+      // Failed attempts reschedule themselves (see deliver). This backoff only spaces out runs
+      // that threw unexpectedly (a database blip), after BullMQ counted them.
       backoffStrategy: (attemptsMade, _type, _error, job) =>
         retryDelay(delays, (job?.data as DeliveryJobData | undefined)?.firstAttempt ?? 0, attemptsMade),
     },
   });
   worker.on('failed', (job, error) => {
-    if (error.name !== 'AttemptFailed') {
-      deps.logger.error({ err: error, deliveryId: job?.data.deliveryId }, 'delivery job failed');
-    }
+    deps.logger.error({ err: error, deliveryId: job?.data.deliveryId }, 'delivery job failed');
   });
   worker.on('error', (error) => deps.logger.error({ err: error }, 'delivery worker error'));
   return worker;

@@ -14,14 +14,21 @@ export async function recordAttempt(
     endpointId: string;
     startedAt: Date;
     result: AttemptResult;
-    isLastAttempt: boolean;
-    nextDelayMs: number;
+    /** WEBHOOK_RETRY_DELAYS_MS: one delay per attempt, so its length is the number of attempts. */
+    retryDelaysMs: number[];
     autoDisableAfter: number;
   },
-): Promise<{ outcome: AttemptOutcome; endpointDisabled: boolean }> {
+): Promise<{ outcome: AttemptOutcome; endpointDisabled: boolean; nextDelayMs: number }> {
   const { result } = input;
-  const outcome: AttemptOutcome = result.ok ? 'succeeded' : input.isLastAttempt ? 'abandoned' : 'retrying';
   return db.$transaction(async (tx) => {
+    // Read under the row's lock: a redeliver during this attempt resets the schedule, and this
+    // attempt then counts as the first of the new one rather than ending the old.
+    const [delivery] = await tx.$queryRaw<{ attempt_count: number }[]>`
+      SELECT attempt_count FROM webhook_deliveries WHERE id = ${input.deliveryId}::uuid FOR UPDATE`;
+    const made = (delivery?.attempt_count ?? 0) + 1;
+    const isLastAttempt = made >= input.retryDelaysMs.length;
+    const nextDelayMs = input.retryDelaysMs[made] ?? 0;
+    const outcome: AttemptOutcome = result.ok ? 'succeeded' : isLastAttempt ? 'abandoned' : 'retrying';
     const previous = await tx.webhookAttempt.count({ where: { deliveryId: input.deliveryId } });
     await tx.webhookAttempt.create({
       data: {
@@ -30,8 +37,8 @@ export async function recordAttempt(
         startedAt: input.startedAt,
         durationMs: Math.round(result.durationMs),
         statusCode: result.statusCode,
-        error: result.error,
-        responseBody: result.responseBody,
+        error: withoutNul(result.error),
+        responseBody: withoutNul(result.responseBody),
         succeeded: result.ok,
       },
     });
@@ -41,7 +48,7 @@ export async function recordAttempt(
         attemptCount: { increment: 1 },
         lastAttemptAt: input.startedAt,
         status: outcome === 'retrying' ? 'pending' : outcome,
-        nextAttemptAt: outcome === 'retrying' ? new Date(Date.now() + input.nextDelayMs) : null,
+        nextAttemptAt: outcome === 'retrying' ? new Date(Date.now() + nextDelayMs) : null,
       },
     });
     if (result.ok) {
@@ -49,7 +56,7 @@ export async function recordAttempt(
         where: { id: input.endpointId, consecutiveFailures: { gt: 0 } },
         data: { consecutiveFailures: 0 },
       });
-      return { outcome, endpointDisabled: false };
+      return { outcome, endpointDisabled: false, nextDelayMs };
     }
     const [endpoint] = await tx.$queryRaw<{ status: string; just_disabled: boolean }[]>`
       UPDATE webhook_endpoints SET
@@ -59,6 +66,11 @@ export async function recordAttempt(
         updated_at = now()
       WHERE id = ${input.endpointId}::uuid
       RETURNING status::text AS status, (consecutive_failures = ${input.autoDisableAfter}) AS just_disabled`;
-    return { outcome, endpointDisabled: endpoint?.just_disabled ?? false };
+    return { outcome, endpointDisabled: endpoint?.just_disabled ?? false, nextDelayMs };
   });
+}
+
+/** PostgreSQL text cannot hold NUL, and a receiver's answer may contain anything. */
+function withoutNul(text: string | null): string | null {
+  return text === null ? null : text.replaceAll('\u0000', '\uFFFD');
 }
