@@ -140,4 +140,31 @@ describe('a card payment that lands on a booking already paid another way', () =
     expect(refund.status).toBe(400);
     expect(refund.body.error).toBe('invalid_body');
   });
+
+  it('when a held booking partly paid by gift card is cancelled, then the gift card gets its money back and nothing else moves', async () => {
+    const small = demo.gift_cards.find((card) => card.balance_cents === 500)!;
+    const { experience } = kayak(demo);
+    const slotId = experience.slots[5]!.id;
+    const ip = clientIp();
+    const holdId = await placeHold(t, ip, experience, slotId, 1);
+    const booked = await request(t.app)
+      .post('/api/bookings')
+      .set('X-Forwarded-For', ip)
+      .send({ ...bookingBody(demo, experience, slotId, holdId, 1), gift_card_code: small.code });
+    expect(booked.body).toMatchObject({ status: 'held', gift_card_applied_cents: 500 });
+    const card = () =>
+      t.deps.db.giftCard.findFirstOrThrow({ where: { tenantId: demo.tenant.id, codeLast4: small.code.slice(-4) } });
+    expect((await card()).balanceCents).toBe(0);
+
+    const cancelled = await request(t.app)
+      .post(`/api/bookings/${booked.body.booking_id}/cancel`)
+      .set('Authorization', bearer(demo.api_keys.manager));
+
+    expect(cancelled.status).toBe(200);
+    expect((await card()).balanceCents).toBe(500);
+    const payments = await t.deps.db.payment.findMany({ where: { bookingId: booked.body.booking_id } });
+    expect(payments).toEqual([
+      expect.objectContaining({ method: 'gift_card', status: 'refunded', refundedCents: 500 }),
+    ]);
+  });
 });

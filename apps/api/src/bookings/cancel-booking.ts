@@ -1,6 +1,7 @@
 import type { Db } from '@booking/db';
 import { AppError } from '@booking/domain';
 import { recordEvent } from '@booking/events';
+import { returnGiftCardPart } from '../gift-cards/return-gift-card-part';
 import type { HoldStore } from '../holds/hold-store';
 import type { Operator } from '../operators/api-key-auth';
 
@@ -19,6 +20,10 @@ export async function cancelBooking(deps: { db: Db; holds: HoldStore }, operator
     }
     if (row.status === 'confirmed') {
       await tx.slot.update({ where: { id: row.slot_id }, data: { seatsBooked: { decrement: row.guest_count } } });
+    } else {
+      // Never confirmed, so its gift card part paid for nothing: it goes back on the card. (A
+      // confirmed booking's cancellation refunds nothing, as the spec says.)
+      await returnGiftCardPart(tx, bookingId);
     }
     await tx.booking.update({ where: { id: bookingId }, data: { status: 'cancelled' } });
     await recordEvent(tx, {

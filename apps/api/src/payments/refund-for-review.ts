@@ -1,6 +1,7 @@
 import type { Db } from '@booking/db';
 import { recordEvent } from '@booking/events';
 import Stripe from 'stripe';
+import { returnGiftCardPart } from '../gift-cards/return-gift-card-part';
 import type { HoldStore } from '../holds/hold-store';
 
 /**
@@ -46,8 +47,13 @@ export async function refundForReview(
       // Refunded in full: what the refund routes read as nothing left to refund.
       data: { status: 'refunded', refundedCents: payment.amount_cents },
     });
-    const otherMoney = await tx.payment.count({ where: { bookingId, status: 'succeeded', NOT: { id: payment.id } } });
+    // A gift card part of an unconfirmed booking goes back on its card below; other money (cash
+    // at the till) means the booking is paid some other way and stays as it is.
+    const otherMoney = await tx.payment.count({
+      where: { bookingId, status: 'succeeded', method: { not: 'gift_card' }, NOT: { id: payment.id } },
+    });
     if (booking.status === 'confirmed' || booking.status === 'refunded' || otherMoney > 0) return null;
+    await returnGiftCardPart(tx, bookingId);
 
     await tx.booking.update({ where: { id: bookingId }, data: { status: 'refunded' } });
     await recordEvent(tx, {
