@@ -1054,37 +1054,47 @@ describe('webhook endpoints API', () => {
   });
 
   describe('GET /api/admin/queues', () => {
+    const PASSWORD = 'operator-dashboard-password';
+    let withDashboard: TestApp;
+    beforeAll(() => {
+      withDashboard = createTestApp({ ...isolated.env, QUEUE_DASHBOARD_PASSWORD: PASSWORD });
+    });
+    afterAll(() => withDashboard.close());
+
     it('when no credentials are given, then it answers 401 with a Basic login prompt', async () => {
-      const res = await request(t.app).get('/api/admin/queues');
+      const res = await request(withDashboard.app).get('/api/admin/queues');
 
       expect(res.status).toBe(401);
       expect(res.headers['www-authenticate']).toMatch(/^Basic /);
       expect(res.body.error).toBe('unauthorized');
     });
 
-    it('when the password is not a valid key, then it answers 401 with the prompt again', async () => {
-      const res = await request(t.app)
+    it('when the password is wrong, or a tenant admin key is offered, then it answers 401: tenants never see the shared queue', async () => {
+      const wrong = await request(withDashboard.app).get('/api/admin/queues').auth('x', 'not-the-password');
+      const tenantKey = await request(withDashboard.app).get('/api/admin/queues').auth('x', demo.api_keys.admin);
+      const bearer = await request(withDashboard.app)
         .get('/api/admin/queues')
-        .auth('x', 'svc_wrongprefix.not-the-right-secret-at-all');
+        .set('Authorization', `Bearer ${demo.api_keys.admin}`);
 
-      expect(res.status).toBe(401);
-      expect(res.headers['www-authenticate']).toMatch(/^Basic /);
+      for (const res of [wrong, tenantKey, bearer]) {
+        expect(res.status).toBe(401);
+        expect(res.headers['www-authenticate']).toMatch(/^Basic /);
+      }
     });
 
-    it('when an admin key is given as the Basic password, then the dashboard page is served', async () => {
-      const res = await request(t.app).get('/api/admin/queues').auth('x', demo.api_keys.admin);
+    it('when the dashboard password is given, then the dashboard page is served', async () => {
+      const res = await request(withDashboard.app).get('/api/admin/queues').auth('ops', PASSWORD);
 
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toMatch(/^text\/html/);
       expect(res.text).toMatch(/<html/i);
     });
 
-    it('when a staff key is given, then it answers 403 forbidden without a login prompt', async () => {
-      const res = await request(t.app).get('/api/admin/queues').auth('x', demo.api_keys.staff);
+    it('when no dashboard password is configured, then there is no dashboard', async () => {
+      const res = await request(t.app).get('/api/admin/queues').auth('x', demo.api_keys.admin);
 
-      expect(res.status).toBe(403);
-      expect(res.body.error).toBe('forbidden');
-      expect(res.headers['www-authenticate']).toBeUndefined();
+      expect(res.status).toBe(404);
+      expect(res.body.error).toBe('not_found');
     });
   });
 });

@@ -110,6 +110,10 @@ const specs = {
     default: 30_000,
     desc: 'How often the relay re-queues pending deliveries that lost their job (those older than twice this)',
   }),
+  QUEUE_DASHBOARD_PASSWORD: str({
+    default: '',
+    desc: 'Password of the queue dashboard (/api/admin/queues) for whoever runs the service; empty turns it off',
+  }),
   QUEUE_PREFIX: str({ default: 'booking', desc: 'Redis key prefix of the BullMQ queues (one per deployment)' }),
   METRICS_PORT: port({ default: 9464, desc: "Port of the dispatcher's Prometheus /metrics" }),
   BODY_LIMIT_BYTES: positiveInt({ default: 64 * 1024, desc: 'Largest accepted request body' }),
@@ -136,6 +140,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   }
   if (parsed.WEBHOOK_SECRET_KEY.length < 32) {
     problems.push('WEBHOOK_SECRET_KEY: must be at least 32 characters');
+  }
+  if (parsed.QUEUE_DASHBOARD_PASSWORD !== '' && parsed.QUEUE_DASHBOARD_PASSWORD.length < 16) {
+    problems.push('QUEUE_DASHBOARD_PASSWORD: must be at least 16 characters (or empty to turn the dashboard off)');
   }
   if (parsed.TOKEN_SIGNING_SECRET.length < 32) {
     problems.push('TOKEN_SIGNING_SECRET: must be at least 32 characters');
@@ -183,6 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       sweepIntervalMs: parsed.WEBHOOK_SWEEP_INTERVAL_MS,
     },
     queuePrefix: parsed.QUEUE_PREFIX,
+    queueDashboardPassword: parsed.QUEUE_DASHBOARD_PASSWORD,
     metricsPort: parsed.METRICS_PORT,
     bodyLimitBytes: parsed.BODY_LIMIT_BYTES,
     dbPoolSize: parsed.DB_POOL_SIZE,

@@ -18,19 +18,10 @@ export interface Operator {
 // last_used_at is for people auditing keys; a minute's precision spares a write per request.
 const LAST_USED_PRECISION_MS = 60_000;
 
-/**
- * The key from `Bearer <key>`, or from `Basic` with the key as password, which lets a browser
- * open the admin queue dashboard with its own login prompt. Scheme names are case-insensitive
- * (RFC 9110).
- */
+/** The key from `Bearer <key>`; scheme names are case-insensitive (RFC 9110). */
 function keyFromHeader(header: string | undefined): string | undefined {
   const [, scheme, credentials] = header?.match(/^(\w+) (.+)$/) ?? [];
-  if (scheme?.toLowerCase() === 'bearer') return credentials;
-  if (scheme?.toLowerCase() === 'basic' && credentials) {
-    const decoded = Buffer.from(credentials, 'base64').toString('utf8');
-    return decoded.slice(decoded.indexOf(':') + 1);
-  }
-  return undefined;
+  return scheme?.toLowerCase() === 'bearer' ? credentials : undefined;
 }
 
 async function authenticate(db: Db, header: string | undefined): Promise<Operator> {
