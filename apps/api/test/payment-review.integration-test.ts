@@ -1,5 +1,6 @@
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
+import { generateGiftCardCode, hashGiftCardCode } from '@booking/signing';
 import { bookingBody, placeHold } from './support/booking-flow';
 import { signedPaymentSucceededEvent, startFakeStripe, stopFakeStripe, type FakeStripe } from './support/fake-stripe';
 import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
@@ -166,5 +167,36 @@ describe('a card payment that lands on a booking already paid another way', () =
     expect(payments).toEqual([
       expect.objectContaining({ method: 'gift_card', status: 'refunded', refundedCents: 500 }),
     ]);
+  });
+
+  it('when what is left to pay is under the provider minimum, then the payment intent is 502 with its reason, not a 500', async () => {
+    const { experience } = kayak(demo);
+    const slotId = experience.slots[4]!.id;
+    // One guest at 45.00 less a card worth 44.90 leaves 10 cents, under Stripe's 50.
+    const code = generateGiftCardCode();
+    await t.deps.db.giftCard.create({
+      data: {
+        tenantId: demo.tenant.id,
+        codeHash: hashGiftCardCode(code),
+        codeLast4: code.slice(-4),
+        currency: 'USD',
+        balanceCents: 4490,
+      },
+    });
+    const ip = clientIp();
+    const holdId = await placeHold(t, ip, experience, slotId, 1);
+    const booked = await request(t.app)
+      .post('/api/bookings')
+      .set('X-Forwarded-For', ip)
+      .send({ ...bookingBody(demo, experience, slotId, holdId, 1), gift_card_code: code });
+    expect(booked.body).toMatchObject({ status: 'held', total_cents: 4500, gift_card_applied_cents: 4490 });
+
+    const res = await request(t.app)
+      .post(`/api/embed/bookings/${booked.body.booking_id}/payment-intent`)
+      .set('X-Forwarded-For', ip)
+      .set('X-Booking-Token', booked.body.booking_token);
+
+    expect(res.status).toBe(502);
+    expect(res.body).toMatchObject({ error: 'payment_provider_error', detail: { provider_code: 'amount_too_small' } });
   });
 });

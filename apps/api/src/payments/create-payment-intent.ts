@@ -2,7 +2,7 @@ import type { Config } from '@booking/config';
 import type { Db } from '@booking/db';
 import { AppError } from '@booking/domain';
 import { TokenError, verifyToken } from '@booking/signing';
-import type Stripe from 'stripe';
+import Stripe from 'stripe';
 
 export interface PaymentIntentResponse {
   client_secret: string;
@@ -39,17 +39,20 @@ export async function createPaymentIntent(
   if (!booking) throw new AppError('booking_not_found');
   if (booking.status !== 'held') throw new AppError('booking_not_payable', `the booking is ${booking.status}`);
 
-  const intent = booking.paymentIntentId
-    ? await deps.stripe.paymentIntents.retrieve(booking.paymentIntentId)
-    : await deps.stripe.paymentIntents.create(
-        {
-          amount: booking.totalCents - booking.giftCardAppliedCents,
-          currency: booking.currency.toLowerCase(),
-          automatic_payment_methods: { enabled: true },
-          metadata: { booking_id: booking.id, tenant_id: booking.tenantId },
-        },
-        { idempotencyKey: `booking-${booking.id}-payment-intent` },
-      );
+  const stripe = deps.stripe;
+  const intent = await providerCall(() =>
+    booking.paymentIntentId
+      ? stripe.paymentIntents.retrieve(booking.paymentIntentId)
+      : stripe.paymentIntents.create(
+          {
+            amount: booking.totalCents - booking.giftCardAppliedCents,
+            currency: booking.currency.toLowerCase(),
+            automatic_payment_methods: { enabled: true },
+            metadata: { booking_id: booking.id, tenant_id: booking.tenantId },
+          },
+          { idempotencyKey: `booking-${booking.id}-payment-intent` },
+        ),
+  );
   if (!booking.paymentIntentId) {
     await deps.db.booking.updateMany({
       where: { id: booking.id, paymentIntentId: null },
@@ -62,4 +65,22 @@ export async function createPaymentIntent(
     amount_cents: intent.amount,
     currency: booking.currency,
   };
+}
+
+/**
+ * Stripe's answers as ours: a refusal (4xx, say an amount under its minimum charge) is 502
+ * payment_provider_error with Stripe's code, so the widget can show why; no answer or a Stripe
+ * 5xx is 503, worth retrying.
+ */
+async function providerCall<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof Stripe.errors.StripeConnectionError) throw new AppError('service_unavailable');
+    if (error instanceof Stripe.errors.StripeError) {
+      if ((error.statusCode ?? 500) >= 500) throw new AppError('service_unavailable');
+      throw new AppError('payment_provider_error', { provider_code: error.code ?? null, message: error.message });
+    }
+    throw error;
+  }
 }

@@ -127,6 +127,13 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     }
     if (!/^[a-z]{3}$/.test(currency))
       return stripeError(400, 'invalid_request_error', 'Invalid currency', { param: 'currency' });
+    // Stripe's minimum charge (0.50 in USD and most currencies).
+    if (amount < 50) {
+      return stripeError(400, 'invalid_request_error', 'Amount must be at least $0.50 usd', {
+        param: 'amount',
+        code: 'amount_too_small',
+      });
+    }
     const intentId = id('pi');
     const automatic = body.automatic_payment_methods as Form | undefined;
     const intent: FakePaymentIntent = {
