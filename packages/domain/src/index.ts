@@ -3,3 +3,4 @@ export type { ErrorCode } from './app-error';
 export { priceBooking } from './pricing';
 export type { PricedBooking, PricedAddon } from './pricing';
 export { seatsRemaining } from './capacity';
+export { UUID_PATTERN, isUuid } from './uuid';

@@ -1,8 +1,8 @@
-import { AppError } from '@booking/domain';
-import { Router, type Request } from 'express';
+import { Router } from 'express';
 import type { AppDeps } from '../app-deps';
 import { getBooking } from '../bookings/get-booking';
 import { bookingIdParam } from '../http/path-params';
+import { idParam } from '../http/path-params';
 import { createParser } from '../http/validation';
 import { operatorOf, requireRole } from '../operators/api-key-auth';
 import { anonymiseCustomer } from './anonymise-customer';
@@ -13,15 +13,6 @@ import { updateCustomer } from './update-customer';
 
 const parseCustomersQuery = createParser(CustomersQuery, 'invalid_query');
 const parseUpdate = createParser(UpdateCustomerRequest);
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** The `:id` of a customer route; an id that is not a uuid names no customer. */
-function customerIdParam(req: Request): string {
-  const id = String(req.params.id);
-  if (!UUID.test(id)) throw new AppError('customer_not_found');
-  return id;
-}
 
 /**
  * Customers with tenant API keys: the v1 full-record read API (customers, and bookings through
@@ -43,17 +34,17 @@ export function customerRoutes(deps: AppDeps): Router {
     );
   });
   router.get('/api/v1/customers/:id', staff, async (req, res) => {
-    res.json(await getCustomer(deps.db, operatorOf(req).tenantId, customerIdParam(req)));
+    res.json(await getCustomer(deps.db, operatorOf(req).tenantId, idParam(req, 'customer_not_found')));
   });
   router.get('/api/v1/bookings/:id', staff, async (req, res) => {
     res.json(await getBooking(deps, operatorOf(req).tenantId, bookingIdParam(req)));
   });
   router.patch('/api/customers/:id', manager, async (req, res) => {
-    const id = customerIdParam(req);
+    const id = idParam(req, 'customer_not_found');
     res.json(await updateCustomer(deps.db, operatorOf(req), id, parseUpdate(req.body)));
   });
   router.post('/api/customers/:id/anonymise', manager, async (req, res) => {
-    res.json(await anonymiseCustomer(deps.db, operatorOf(req), customerIdParam(req)));
+    res.json(await anonymiseCustomer(deps.db, operatorOf(req), idParam(req, 'customer_not_found')));
   });
   return router;
 }

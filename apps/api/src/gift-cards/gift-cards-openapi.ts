@@ -1,15 +1,10 @@
 import { ReissueGiftCardResponse, SellGiftCardRequest, SellGiftCardResponse } from './gift-card-schemas';
-import { apiKey, error, json } from '../openapi/openapi-helpers';
+import { apiKey, error, json, idempotencyKeyParam } from '../openapi/openapi-helpers';
 
 // Path items for the lead to merge into openapi-document.ts; same conventions as there.
-const idempotencyKey = {
-  name: 'Idempotency-Key',
-  in: 'header',
-  required: false,
-  schema: { type: 'string', minLength: 1, maxLength: 255 },
-  description:
-    'Scoped to the API key. A retry with the same key and body gets the stored answer (same card, same code) for IDEMPOTENCY_TTL_SECONDS; the same key with another body is 422, and a retry while the first request runs is 409.',
-};
+const idempotencyKey = idempotencyKeyParam(
+  'Scoped to the route and the API key (a retry answers the same card and code)',
+);
 
 export const giftCardsOpenApi = {
   paths: {

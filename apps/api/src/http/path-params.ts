@@ -1,11 +1,11 @@
-import { AppError } from '@booking/domain';
+import { AppError, isUuid, type ErrorCode } from '@booking/domain';
 import type { Request } from 'express';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** The `:id` of a booking route; an id that is not a uuid names no booking. */
-export function bookingIdParam(req: Request): string {
+/** The `:id` of a route; an id that is not a uuid names nothing, so it is `notFound`. */
+export function idParam(req: Request, notFound: ErrorCode): string {
   const id = String(req.params.id);
-  if (!UUID.test(id)) throw new AppError('booking_not_found');
+  if (!isUuid(id)) throw new AppError(notFound);
   return id;
 }
+
+export const bookingIdParam = (req: Request) => idParam(req, 'booking_not_found');

@@ -1,5 +1,5 @@
 import type { Static, TSchema } from '@sinclair/typebox';
-import { AppError, type ErrorCode } from '@booking/domain';
+import { AppError, UUID_PATTERN, type ErrorCode } from '@booking/domain';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 
@@ -9,7 +9,7 @@ const ajv = new Ajv2020({ allErrors: true, strict: true });
 addFormats(ajv);
 // ajv-formats' uuid also takes a `urn:uuid:` prefix, which PostgreSQL's uuid type refuses: a
 // valid-looking id must never reach the database as a 500.
-ajv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
+ajv.addFormat('uuid', UUID_PATTERN);
 
 export interface FieldProblem {
   field: string;

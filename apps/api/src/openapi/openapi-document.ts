@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { apiKey, error, json } from './openapi-helpers';
+import { apiKey, error, json, idempotencyKeyParam } from './openapi-helpers';
 import { BookingRequest, BookingResponse } from '../bookings/booking-schemas';
 import { CheckInByTokenRequest } from '../bookings/operator-booking-routes';
 import { HoldRequest, HoldResponse } from '../holds/hold-schemas';
@@ -32,14 +32,7 @@ const ErrorBody = Type.Object(
   { $id: 'Error' },
 );
 
-const idempotencyKey = {
-  name: 'Idempotency-Key',
-  in: 'header',
-  required: false,
-  schema: { type: 'string', minLength: 1, maxLength: 255 },
-  description:
-    'Retries with the same key and body get the stored response for IDEMPOTENCY_TTL_SECONDS (10 minutes); the same key with another body is 422, and a retry while the first request runs is 409.',
-};
+const idempotencyKey = idempotencyKeyParam('Scoped to the route and the client address');
 
 const rateLimited = error('Rate limited (per IP); see the RateLimit and RateLimit-Policy headers');
 

@@ -1,3 +1,4 @@
+import { isUuid } from '@booking/domain';
 import type { Db, Tx } from '@booking/db';
 import type Stripe from 'stripe';
 import type { HoldStore } from '../holds/hold-store';
@@ -7,8 +8,6 @@ import { bookSucceededRefund, lockBooking, settleRefund, type HoldRelease } from
 type Deps = { db: Db; holds: HoldStore; stripe: Stripe };
 
 export type ProviderRefundEvent = Stripe.ChargeRefundedEvent | Stripe.RefundUpdatedEvent | Stripe.RefundFailedEvent;
-
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * `charge.refunded`, `refund.updated` and `refund.failed`: brings our refunds in line with the
@@ -51,7 +50,7 @@ async function findOurRefund(tx: Tx, providerRefund: Stripe.Refund) {
   const byProviderId = await tx.refund.findUnique({ where: { providerRefundId: providerRefund.id } });
   if (byProviderId) return byProviderId;
   const refundId = providerRefund.metadata?.refund_id;
-  return refundId && UUID.test(refundId) ? tx.refund.findUnique({ where: { id: refundId } }) : null;
+  return refundId && isUuid(refundId) ? tx.refund.findUnique({ where: { id: refundId } }) : null;
 }
 
 /**

@@ -1,23 +1,15 @@
-import { AppError } from '@booking/domain';
-import { Router, type Request } from 'express';
+import { Router } from 'express';
 import type { AppDeps } from '../app-deps';
 import { idempotent } from '../http/idempotency';
+import { idParam } from '../http/path-params';
 import { createParser } from '../http/validation';
 import { operatorOf, requireRole } from '../operators/api-key-auth';
 import { createRefund } from './create-refund';
-import { UUID } from './reconcile-provider-refunds';
 import { reconcileRefund } from './reconcile-refund';
 import { PartialRefundRequest, RefundRequest } from './refund-schemas';
 
 const parseRefund = createParser(RefundRequest);
 const parsePartialRefund = createParser(PartialRefundRequest);
-
-/** The `:id` of a refund route; an id that is not a uuid names no refund. */
-function refundIdParam(req: Request): string {
-  const id = String(req.params.id);
-  if (!UUID.test(id)) throw new AppError('refund_not_found');
-  return id;
-}
 
 /** Refunds of a booking's card payment through the payment provider (manager+). */
 export function refundRoutes(deps: AppDeps): Router {
@@ -54,7 +46,7 @@ export function refundRoutes(deps: AppDeps): Router {
   // Asks the provider about a refund stuck in pending and settles it (or sends it again).
   // Naturally idempotent: once settled, another call is 409 refund_not_pending.
   router.post('/api/refunds/:id/reconcile', manager, async (req, res) => {
-    res.status(200).json(await reconcileRefund(deps, operatorOf(req), refundIdParam(req)));
+    res.status(200).json(await reconcileRefund(deps, operatorOf(req), idParam(req, 'refund_not_found')));
   });
   return router;
 }

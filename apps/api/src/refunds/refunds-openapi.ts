@@ -1,17 +1,10 @@
 import { PartialRefundRequest, RefundRequest, RefundResponse } from './refund-schemas';
-import { error, json } from '../openapi/openapi-helpers';
+import { error, json, idempotencyKeyParam } from '../openapi/openapi-helpers';
 
 // Path items for the lead to merge into openapi-document.ts; `#/components/schemas/Error` is
 // the document's own Error schema.
 
-const idempotencyKey = {
-  name: 'Idempotency-Key',
-  in: 'header',
-  required: false,
-  schema: { type: 'string', minLength: 1, maxLength: 255 },
-  description:
-    'Per API key: a retry with the same key and body gets the stored response (a 5xx is not stored); the same key with another body is 422, and a retry while the first request runs is 409.',
-};
+const idempotencyKey = idempotencyKeyParam('Scoped to the route and the API key');
 
 const responses = {
   201: { description: 'Refunded: the provider reports the refund succeeded', ...json(RefundResponse) },

@@ -1,6 +1,6 @@
-import { AppError } from '@booking/domain';
 import { Router, type Request } from 'express';
 import type { AppDeps } from '../app-deps';
+import { idParam } from '../http/path-params';
 import { createParser } from '../http/validation';
 import { operatorOf, requireRole } from '../operators/api-key-auth';
 import { listDeliveries, recoverDeliveries, redeliver, sendTestDelivery } from './manage-deliveries';
@@ -19,14 +19,6 @@ const parseCreate = createParser(CreateEndpointRequest);
 const parseTest = createParser(TestDeliveryRequest);
 const parseRecover = createParser(RecoverRequest);
 const parseDeliveriesQuery = createParser(DeliveriesQuery, 'invalid_query');
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-function idParam(req: Request, notFound: 'webhook_endpoint_not_found' | 'webhook_delivery_not_found'): string {
-  const id = String(req.params.id);
-  if (!UUID.test(id)) throw new AppError(notFound);
-  return id;
-}
 
 /**
  * The webhook developer settings, per tenant: admin keys read them, and changing them needs the
