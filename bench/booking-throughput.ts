@@ -152,6 +152,7 @@ function startApi(holdTtlSeconds: string): Promise<Server> {
     {
       NODE_ENV: 'production',
       TOKEN_SIGNING_SECRET: randomBytes(32).toString('hex'),
+      WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
       DATABASE_URL,
       REDIS_URL,
       LOG_LEVEL: 'warn',
