@@ -22,8 +22,9 @@ export function createDeliveryQueue(connection: ConnectionOptions, prefix: strin
  * Queues deliveries. The job id is the delivery id, so a delivery is queued at most once at a
  * time however many processes try (the relay, its sweeper, an operator's redeliver). Finished
  * jobs are removed: PostgreSQL keeps the history, and a later redelivery can reuse the id.
- * The queue owns the retry schedule: attempt 1 waits `retryDelaysMs[firstAttempt]`, and each
- * retry the next delay (see `retryDelay`).
+ * Attempt 1 waits `retryDelaysMs[firstAttempt]`; after a failed attempt the worker moves the
+ * same job back to delayed for the schedule's next step. BullMQ's own `attempts` and backoff
+ * (see `retryDelay`) only space out runs that threw unexpectedly.
  */
 export async function enqueueDeliveries(
   queue: DeliveryQueue,
