@@ -1,9 +1,10 @@
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import { EVENT_SCHEMA_VERSIONS } from '@booking/events';
-import { parseApiKey, signToken } from '@booking/signing';
+import { signToken } from '@booking/signing';
 import { bookingBody, placeHold } from './support/booking-flow';
 import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
+import { bearer, keyIdOf } from './support/operators';
 
 type Experience = DemoTenant['experiences'][number];
 
@@ -27,10 +28,6 @@ describe('booking amendments: reschedule, transfer, party', () => {
     [demo, other] = await Promise.all([seedTenant(t.deps), seedTenant(t.deps)]);
   });
   afterAll(() => t.close());
-
-  const bearer = (key: string) => `Bearer ${key}`;
-  const keyIdOf = async (key: string) =>
-    (await t.deps.db.apiKey.findUniqueOrThrow({ where: { prefix: parseApiKey(key)!.prefix } })).id;
 
   /** Hold + POST /api/bookings; with `confirmed`, the seed's big gift card pays it in full. */
   async function makeBooking(
@@ -111,7 +108,7 @@ describe('booking amendments: reschedule, transfer, party', () => {
       expect(await seatsBooked(booking.slotId)).toBe(fromBefore - 3);
       expect(await seatsBooked(peak.id)).toBe(toBefore + 3);
 
-      const managerKeyId = await keyIdOf(demo.api_keys.manager);
+      const managerKeyId = await keyIdOf(t, demo.api_keys.manager);
       expect(await amendmentsOf(booking.bookingId)).toEqual([
         expect.objectContaining({
           tenantId: demo.tenant.id,
@@ -175,7 +172,7 @@ describe('booking amendments: reschedule, transfer, party', () => {
 
       expect(res.status).toBe(200);
       expect((await eventsOf(booking.bookingId, 'booking.rescheduled'))[0]!.data).toMatchObject({
-        rescheduled_by_user_id: await keyIdOf(demo.api_keys.admin),
+        rescheduled_by_user_id: await keyIdOf(t, demo.api_keys.admin),
       });
     });
 
@@ -435,7 +432,7 @@ describe('booking amendments: reschedule, transfer, party', () => {
         phone: '+1555',
       });
 
-      const managerKeyId = await keyIdOf(demo.api_keys.manager);
+      const managerKeyId = await keyIdOf(t, demo.api_keys.manager);
       expect(await amendmentsOf(booking.bookingId)).toEqual([
         expect.objectContaining({
           kind: 'transfer',
@@ -574,7 +571,7 @@ describe('booking amendments: reschedule, transfer, party', () => {
       });
       expect(await seatsBooked(booking.slotId)).toBe(seatsBefore + 3);
 
-      const managerKeyId = await keyIdOf(demo.api_keys.manager);
+      const managerKeyId = await keyIdOf(t, demo.api_keys.manager);
       expect(await amendmentsOf(booking.bookingId)).toEqual([
         expect.objectContaining({
           kind: 'party',

@@ -4,6 +4,7 @@ import type { DemoTenant } from '@booking/db';
 import { EVENT_SCHEMA_VERSIONS } from '@booking/events';
 import { bookingBody, placeHold } from './support/booking-flow';
 import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
+import { bearer } from './support/operators';
 
 interface CustomerInput {
   email: string;
@@ -23,7 +24,6 @@ describe('customers', () => {
   });
   afterAll(() => t.close());
 
-  const bearer = (key: string) => `Bearer ${key}`;
   const uniqueEmail = (label: string) => `${label}-${randomUUID().slice(0, 8)}@example.com`;
 
   /** Hold + POST /api/bookings, confirmed by the seed's big gift card; returns the booking and its customer. */

@@ -3,10 +3,11 @@ import request from 'supertest';
 import Stripe from 'stripe';
 import type { DemoTenant } from '@booking/db';
 import { EVENT_SCHEMA_VERSIONS } from '@booking/events';
-import { hashGiftCardCode, normalizeGiftCardCode, parseApiKey } from '@booking/signing';
+import { hashGiftCardCode, normalizeGiftCardCode } from '@booking/signing';
 import { bookingBody, placeHold } from './support/booking-flow';
 import { signedPaymentSucceededEvent, startFakeStripe, stopFakeStripe, type FakeStripe } from './support/fake-stripe';
 import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
+import { bearer, keyIdOf } from './support/operators';
 
 // POST /api/gift-cards/sell and POST /api/bookings/{id}/reissue-gift-card on the real PostgreSQL
 // and Redis. The app's Stripe SDK points at a fake Stripe so that a booking can be part paid by
@@ -47,15 +48,11 @@ describe('gift card operations', () => {
     await stopFakeStripe(fake);
   });
 
-  const bearer = (key: string) => `Bearer ${key}`;
-  const keyIdOf = async (key: string) =>
-    (await t.deps.db.apiKey.findUniqueOrThrow({ where: { prefix: parseApiKey(key)!.prefix } })).id;
-
   async function openShift(tenant: DemoTenant, options: { closed?: boolean } = {}): Promise<string> {
     const shift = await t.deps.db.posShift.create({
       data: {
         tenantId: tenant.tenant.id,
-        openedByKeyId: await keyIdOf(tenant.api_keys.staff),
+        openedByKeyId: await keyIdOf(t, tenant.api_keys.staff),
         startingCashCents: 10_000,
         closedAt: options.closed ? new Date() : null,
       },
@@ -154,7 +151,7 @@ describe('gift card operations', () => {
       });
       // Only the hash and last four are kept: the code itself is in no column.
       expect(JSON.stringify(card)).not.toContain(normalizeGiftCardCode(res.body.code));
-      const staffKeyId = await keyIdOf(demo.api_keys.staff);
+      const staffKeyId = await keyIdOf(t, demo.api_keys.staff);
       expect(await t.deps.db.giftCardSale.findUniqueOrThrow({ where: { id: res.body.sale_id } })).toMatchObject({
         tenantId: demo.tenant.id,
         giftCardId: res.body.gift_card_id,
@@ -197,7 +194,7 @@ describe('gift card operations', () => {
         method: 'card',
         paymentReference: reference,
         shiftId: null,
-        actorKeyId: await keyIdOf(demo.api_keys.manager),
+        actorKeyId: await keyIdOf(t, demo.api_keys.manager),
       });
       const [sold] = await eventsOf(res.body.sale_id, 'gift_card.sold');
       expect(sold!.data).toMatchObject({ payment_id: res.body.sale_id, amount_cents: 10_000 });
@@ -452,7 +449,7 @@ describe('gift card operations', () => {
         new_gift_card_id: res.body.gift_card.id,
         new_gift_card_code: res.body.gift_card.code,
         amount_cents: booked.totalCents,
-        actor_user_id: await keyIdOf(demo.api_keys.manager),
+        actor_user_id: await keyIdOf(t, demo.api_keys.manager),
       });
       expect(await eventsOf(booked.bookingId, 'booking.cancelled')).toHaveLength(0);
 
@@ -497,7 +494,7 @@ describe('gift card operations', () => {
       const [event] = await eventsOf(booked.bookingId, 'booking.reissued');
       expect(event!.data).toMatchObject({
         amount_cents: booked.totalCents - 300,
-        actor_user_id: await keyIdOf(demo.api_keys.admin),
+        actor_user_id: await keyIdOf(t, demo.api_keys.admin),
       });
     });
 

@@ -1,9 +1,10 @@
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import { EVENT_SCHEMA_VERSIONS } from '@booking/events';
-import { parseApiKey, signToken, verifyToken } from '@booking/signing';
+import { signToken, verifyToken } from '@booking/signing';
 import { bookingBody, placeHold } from './support/booking-flow';
 import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
+import { bearer, keyIdOf } from './support/operators';
 
 type Experience = DemoTenant['experiences'][number];
 
@@ -26,10 +27,6 @@ describe('operator actions on bookings', () => {
     [demo, other] = await Promise.all([seedTenant(t.deps), seedTenant(t.deps)]);
   });
   afterAll(() => t.close());
-
-  const bearer = (key: string) => `Bearer ${key}`;
-  const keyIdOf = async (key: string) =>
-    (await t.deps.db.apiKey.findUniqueOrThrow({ where: { prefix: parseApiKey(key)!.prefix } })).id;
 
   /** Hold + POST /api/bookings; with `confirmed`, the seed's big gift card pays it in full. */
   async function makeBooking(
@@ -110,7 +107,7 @@ describe('operator actions on bookings', () => {
         entity_type: 'booking',
         entity_id: booking.bookingId,
         booking_id: booking.bookingId,
-        cancelled_by_user_id: await keyIdOf(demo.api_keys.manager),
+        cancelled_by_user_id: await keyIdOf(t, demo.api_keys.manager),
       });
     });
 
@@ -132,7 +129,7 @@ describe('operator actions on bookings', () => {
       expect(events).toHaveLength(1);
       expect(events[0]!.data).toMatchObject({
         booking_id: booking.bookingId,
-        cancelled_by_user_id: await keyIdOf(demo.api_keys.admin),
+        cancelled_by_user_id: await keyIdOf(t, demo.api_keys.admin),
       });
     });
 

@@ -4,6 +4,7 @@ import { generateGiftCardCode, hashGiftCardCode } from '@booking/signing';
 import { bookingBody, placeHold } from './support/booking-flow';
 import { signedPaymentSucceededEvent, startFakeStripe, stopFakeStripe, type FakeStripe } from './support/fake-stripe';
 import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
+import { bearer } from './support/operators';
 
 // Money arriving twice for one booking: a late card payment after the till took cash, and a
 // reissue asked for while that card payment is being refunded. Neither may pay out twice or
@@ -30,8 +31,6 @@ describe('a card payment that lands on a booking already paid another way', () =
     await t.close();
     await stopFakeStripe(fake);
   });
-
-  const bearer = (key: string) => `Bearer ${key}`;
 
   /** A held booking with a PaymentIntent the customer has not paid yet. */
   async function heldWithIntent(slotIndex: number) {

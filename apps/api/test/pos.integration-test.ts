@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import { EVENT_SCHEMA_VERSIONS } from '@booking/events';
-import { parseApiKey } from '@booking/signing';
 import { bookingBody, placeHold } from './support/booking-flow';
 import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
+import { bearer, keyIdOf } from './support/operators';
 
 interface MadeBooking {
   bookingId: string;
@@ -28,9 +28,6 @@ describe('POS shifts and cash payments', () => {
 
   // One open shift per register: tests that open shifts get a tenant of their own.
   const freshTenant = () => seedTenant(t.deps);
-  const bearer = (key: string) => `Bearer ${key}`;
-  const keyIdOf = async (key: string) =>
-    (await t.deps.db.apiKey.findUniqueOrThrow({ where: { prefix: parseApiKey(key)!.prefix } })).id;
 
   const openShift = (key: string, body: object) =>
     request(t.app).post('/api/pos/shifts/open').set('Authorization', bearer(key)).send(body);
@@ -88,7 +85,7 @@ describe('POS shifts and cash payments', () => {
       const res = await openShift(tenant.api_keys.staff, { starting_cash_cents: 25_000, venue_id: tenant.venue_id });
 
       expect(res.status).toBe(201);
-      const staffKeyId = await keyIdOf(tenant.api_keys.staff);
+      const staffKeyId = await keyIdOf(t, tenant.api_keys.staff);
       const shift = await t.deps.db.posShift.findUniqueOrThrow({ where: { id: res.body.shift_id } });
       expect(res.body).toEqual({
         shift_id: shift.id,
@@ -400,14 +397,14 @@ describe('POS shifts and cash payments', () => {
 
       expect(res.status).toBe(200);
       const shift = await t.deps.db.posShift.findUniqueOrThrow({ where: { id: shiftId } });
-      const managerKeyId = await keyIdOf(tenant.api_keys.manager);
+      const managerKeyId = await keyIdOf(t, tenant.api_keys.manager);
       expect(res.body).toEqual({
         shift_id: shiftId,
         status: 'closed',
         venue_id: null,
         opened_at: shift.openedAt.toISOString(),
         closed_at: shift.closedAt!.toISOString(),
-        opened_by_user_id: await keyIdOf(tenant.api_keys.staff),
+        opened_by_user_id: await keyIdOf(t, tenant.api_keys.staff),
         closed_by_user_id: managerKeyId,
         starting_cash_cents: 10_000,
         collected_cash_cents: collected,
@@ -464,7 +461,7 @@ describe('POS shifts and cash payments', () => {
       const [event] = await eventsOf(shiftId, 'shift.closed');
       expect(event!.data).toMatchObject({
         variance_cents: -300,
-        closed_by_user_id: await keyIdOf(tenant.api_keys.admin),
+        closed_by_user_id: await keyIdOf(t, tenant.api_keys.admin),
       });
       expect(reopened.status).toBe(201);
     });

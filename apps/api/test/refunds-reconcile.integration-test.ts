@@ -11,6 +11,7 @@ import {
 } from './support/fake-stripe';
 import { signedRefundEvent, unreachableStripeUrl, type RefundObject } from './support/fake-stripe-refund-events';
 import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
+import { bearer } from './support/operators';
 
 // POST /api/refunds/{id}/reconcile. A refund is left pending by an app whose Stripe never answers
 // (`offline`); the app pointed at the working fake Stripe (`t`) then reconciles it. Both apps share
@@ -53,7 +54,6 @@ describe('POST /api/refunds/{id}/reconcile', () => {
     await stopFakeStripe(fake);
   });
 
-  const bearer = (key: string) => `Bearer ${key}`;
   const reconcile = (app: TestApp, key: string, refundId: string) =>
     request(app.app).post(`/api/refunds/${refundId}/reconcile`).set('Authorization', bearer(key));
   const deliver = (signed: { payload: string; signature: string }) =>

@@ -1,7 +1,6 @@
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import { EVENT_SCHEMA_VERSIONS, type EventName } from '@booking/events';
-import { parseApiKey } from '@booking/signing';
 import { bookingBody, placeHold } from './support/booking-flow';
 import {
   signedPaymentSucceededEvent,
@@ -17,6 +16,7 @@ import {
   type RefundObject,
 } from './support/fake-stripe-refund-events';
 import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
+import { bearer, keyIdOf } from './support/operators';
 
 // Refunds go through the app's real Stripe SDK to the fake Stripe on 127.0.0.1; card payments
 // are made the same way (PaymentIntent, then a signed payment_intent.succeeded). PostgreSQL and
@@ -59,10 +59,6 @@ describe('refunds through the payment provider', () => {
     await t?.close();
     await stopFakeStripe(fake);
   });
-
-  const bearer = (key: string) => `Bearer ${key}`;
-  const keyIdOf = async (key: string) =>
-    (await t.deps.db.apiKey.findUniqueOrThrow({ where: { prefix: parseApiKey(key)!.prefix } })).id;
 
   function refund(app: TestApp, key: string, body: object) {
     return request(app.app).post('/api/payments/refunds').set('Authorization', bearer(key)).send(body);
@@ -192,7 +188,7 @@ describe('refunds through the payment provider', () => {
       expect(row).toMatchObject({
         status: 'succeeded',
         providerRefundId: providerRefund!.id,
-        actorKeyId: await keyIdOf(demo.api_keys.manager),
+        actorKeyId: await keyIdOf(t, demo.api_keys.manager),
       });
       expect(await eventsOf(booking.bookingId, 'refund.created')).toEqual([
         {

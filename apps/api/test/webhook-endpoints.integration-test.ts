@@ -5,6 +5,7 @@ import { endpointWants } from '@booking/events';
 import { generateApiKey, openSecret } from '@booking/signing';
 import { createIsolatedDatabase } from '../../../test/support/isolated-database';
 import { createTestApp, seedTenant, type TestApp } from './support/test-app';
+import { bearer } from './support/operators';
 
 // No dispatcher runs here: these tests check what the API answers and what it writes to
 // PostgreSQL and to the BullMQ delivery queue. The database and the queue prefix are this file's
@@ -50,7 +51,6 @@ describe('webhook endpoints API', () => {
     await isolated?.drop();
   }, 60_000);
 
-  const bearer = (key: string) => `Bearer ${key}`;
   const secretKey = () => t.deps.config.webhooks.secretKey;
 
   const create = (body: unknown, key = demo.api_keys.admin) =>
