@@ -63,6 +63,10 @@ const specs = {
   LOG_LEVEL: str({ choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' }),
   HOLD_TTL_SECONDS: positiveInt({ default: 600, desc: 'Lifetime of a seat hold' }),
   BOOKING_TOKEN_TTL_SECONDS: positiveInt({ default: 3600, desc: 'Lifetime of booking_token' }),
+  UNPAID_BOOKING_EXPIRY_SECONDS: positiveInt({
+    default: 86_400,
+    desc: 'Held bookings nobody paid for are cancelled this long after their hold expired',
+  }),
   IDEMPOTENCY_TTL_SECONDS: positiveInt({ default: 600, desc: 'How long an Idempotency-Key response is replayed' }),
   RATE_LIMIT_HOLDS_PER_MINUTE: positiveInt({ default: 10, desc: 'POST /api/bookings/hold per IP per minute' }),
   RATE_LIMIT_BOOKINGS_PER_MINUTE: positiveInt({ default: 5, desc: 'POST /api/bookings per IP per minute' }),
@@ -166,6 +170,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     logLevel: parsed.LOG_LEVEL,
     holdTtlSeconds: parsed.HOLD_TTL_SECONDS,
     bookingTokenTtlSeconds: parsed.BOOKING_TOKEN_TTL_SECONDS,
+    unpaidBookingExpirySeconds: parsed.UNPAID_BOOKING_EXPIRY_SECONDS,
     idempotencyTtlSeconds: parsed.IDEMPOTENCY_TTL_SECONDS,
     rateLimits: {
       holdsPerMinute: parsed.RATE_LIMIT_HOLDS_PER_MINUTE,
