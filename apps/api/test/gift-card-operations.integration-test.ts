@@ -6,6 +6,7 @@ import { EVENT_SCHEMA_VERSIONS } from '@booking/events';
 import { hashGiftCardCode, normalizeGiftCardCode } from '@booking/signing';
 import { bookingBody, placeHold } from './support/booking-flow';
 import { signedPaymentSucceededEvent, startFakeStripe, stopFakeStripe, type FakeStripe } from './support/fake-stripe';
+import { stripeEnv } from './support/card-payments';
 import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
 import { bearer, keyIdOf } from './support/operators';
 
@@ -35,12 +36,7 @@ describe('gift card operations', () => {
 
   beforeAll(async () => {
     fake = await startFakeStripe();
-    t = createTestApp({
-      STRIPE_SECRET_KEY: 'sk_test_x',
-      STRIPE_PUBLISHABLE_KEY: 'pk_test_x',
-      STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-      STRIPE_API_BASE: fake.url,
-    });
+    t = createTestApp(stripeEnv(fake.url, WEBHOOK_SECRET));
     [demo, other] = await Promise.all([seedTenant(t.deps), seedTenant(t.deps)]);
   });
   afterAll(async () => {

@@ -3,6 +3,7 @@ import type { DemoTenant } from '@booking/db';
 import { generateGiftCardCode, hashGiftCardCode } from '@booking/signing';
 import { bookingBody, placeHold } from './support/booking-flow';
 import { signedPaymentSucceededEvent, startFakeStripe, stopFakeStripe, type FakeStripe } from './support/fake-stripe';
+import { stripeEnv } from './support/card-payments';
 import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
 
 // gift_card_code on POST /api/bookings, on the real PostgreSQL and Redis; the app's Stripe SDK
@@ -54,12 +55,7 @@ describe('gift cards on POST /api/bookings', () => {
 
   beforeAll(async () => {
     fake = await startFakeStripe();
-    t = createTestApp({
-      STRIPE_SECRET_KEY: 'sk_test_x',
-      STRIPE_PUBLISHABLE_KEY: 'pk_test_x',
-      STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-      STRIPE_API_BASE: fake.url,
-    });
+    t = createTestApp(stripeEnv(fake.url, WEBHOOK_SECRET));
   });
   beforeEach(async () => {
     demo = await seedTenant(t.deps);

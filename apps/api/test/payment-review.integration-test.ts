@@ -3,6 +3,7 @@ import type { DemoTenant } from '@booking/db';
 import { generateGiftCardCode, hashGiftCardCode } from '@booking/signing';
 import { bookingBody, placeHold } from './support/booking-flow';
 import { signedPaymentSucceededEvent, startFakeStripe, stopFakeStripe, type FakeStripe } from './support/fake-stripe';
+import { stripeEnv } from './support/card-payments';
 import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
 import { bearer } from './support/operators';
 
@@ -19,12 +20,7 @@ describe('a card payment that lands on a booking already paid another way', () =
 
   beforeAll(async () => {
     fake = await startFakeStripe();
-    t = createTestApp({
-      STRIPE_SECRET_KEY: 'sk_test_review',
-      STRIPE_PUBLISHABLE_KEY: 'pk_test_review',
-      STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-      STRIPE_API_BASE: fake.url,
-    });
+    t = createTestApp(stripeEnv(fake.url, WEBHOOK_SECRET));
     demo = await seedTenant(t.deps);
   });
   afterAll(async () => {

@@ -11,18 +11,13 @@ import {
   type FakeStripe,
   type SignedEvent,
 } from './support/fake-stripe';
+import { stripeEnv } from './support/card-payments';
 import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
 
 // The app's real Stripe SDK talks to a fake Stripe on 127.0.0.1; inbound events are signed with
 // the SDK's own test helper. PostgreSQL and Redis are real.
 
 const WEBHOOK_SECRET = 'whsec_test';
-const stripeEnv = (fake: FakeStripe): Record<string, string> => ({
-  STRIPE_SECRET_KEY: 'sk_test_x',
-  STRIPE_PUBLISHABLE_KEY: 'pk_test_x',
-  STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-  STRIPE_API_BASE: fake.url,
-});
 
 type Experience = DemoTenant['experiences'][number];
 
@@ -118,7 +113,7 @@ describe('payments', () => {
 
   beforeAll(async () => {
     fake = await startFakeStripe();
-    t = createTestApp(stripeEnv(fake));
+    t = createTestApp(stripeEnv(fake.url, WEBHOOK_SECRET));
   });
   afterAll(async () => {
     await t?.close();
@@ -247,7 +242,7 @@ describe('payments', () => {
     });
 
     it('when the token has expired, then it is 401 token_expired', async () => {
-      const short = createTestApp({ ...stripeEnv(fake), BOOKING_TOKEN_TTL_SECONDS: '1' });
+      const short = createTestApp({ ...stripeEnv(fake.url, WEBHOOK_SECRET), BOOKING_TOKEN_TTL_SECONDS: '1' });
       try {
         const own = await seedTenant(short.deps);
         const { experience, slot } = kayak(own);
@@ -498,7 +493,7 @@ describe('payments', () => {
     describe('a payment that succeeds after its hold expired', () => {
       let short: TestApp;
       beforeAll(() => {
-        short = createTestApp({ ...stripeEnv(fake), HOLD_TTL_SECONDS: '1' });
+        short = createTestApp({ ...stripeEnv(fake.url, WEBHOOK_SECRET), HOLD_TTL_SECONDS: '1' });
       });
       afterAll(() => short?.close());
 

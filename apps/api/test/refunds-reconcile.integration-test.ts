@@ -2,28 +2,15 @@ import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import type { EventName } from '@booking/events';
 import { bookingBody, placeHold } from './support/booking-flow';
-import {
-  signedPaymentSucceededEvent,
-  startFakeStripe,
-  stopFakeStripe,
-  type FakePaymentIntent,
-  type FakeStripe,
-} from './support/fake-stripe';
+import { startFakeStripe, stopFakeStripe, type FakePaymentIntent, type FakeStripe } from './support/fake-stripe';
 import { signedRefundEvent, unreachableStripeUrl, type RefundObject } from './support/fake-stripe-refund-events';
+import { deliverStripeEvent, payByCard, stripeEnv, TEST_WEBHOOK_SECRET } from './support/card-payments';
 import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
 import { bearer } from './support/operators';
 
 // POST /api/refunds/{id}/reconcile. A refund is left pending by an app whose Stripe never answers
 // (`offline`); the app pointed at the working fake Stripe (`t`) then reconciles it. Both apps share
 // PostgreSQL and Redis.
-
-const WEBHOOK_SECRET = 'whsec_test';
-const stripeEnv = (apiBase: string): Record<string, string> => ({
-  STRIPE_SECRET_KEY: 'sk_test_x',
-  STRIPE_PUBLISHABLE_KEY: 'pk_test_x',
-  STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-  STRIPE_API_BASE: apiBase,
-});
 
 interface CardBooking {
   bookingId: string;
@@ -56,12 +43,7 @@ describe('POST /api/refunds/{id}/reconcile', () => {
 
   const reconcile = (app: TestApp, key: string, refundId: string) =>
     request(app.app).post(`/api/refunds/${refundId}/reconcile`).set('Authorization', bearer(key));
-  const deliver = (signed: { payload: string; signature: string }) =>
-    request(t.app)
-      .post('/api/payments/stripe/webhook')
-      .set('Content-Type', 'application/json')
-      .set('Stripe-Signature', signed.signature)
-      .send(signed.payload);
+  const deliver = (signed: { payload: string; signature: string }) => deliverStripeEvent(t, signed);
 
   /** Books through the API and pays by card through the fake, ending confirmed. */
   async function cardBooking(tenant: DemoTenant, guests = 2): Promise<CardBooking> {
@@ -75,15 +57,9 @@ describe('POST /api/refunds/{id}/reconcile', () => {
       .send(bookingBody(tenant, experience, slotId, holdId, guests));
     if (booked.status !== 201) throw new Error(`booking failed: ${booked.status} ${JSON.stringify(booked.body)}`);
     const bookingId = booked.body.booking_id as string;
-    const pi = await request(t.app)
-      .post(`/api/embed/bookings/${bookingId}/payment-intent`)
-      .set('X-Forwarded-For', ip)
-      .set('X-Booking-Token', booked.body.booking_token);
-    if (pi.status !== 200) throw new Error(`payment intent failed: ${pi.status} ${JSON.stringify(pi.body)}`);
-    const intent = fake.succeed((pi.body.client_secret as string).split('_secret_')[0]!);
-    const paid = await deliver(signedPaymentSucceededEvent(intent, { secret: WEBHOOK_SECRET }));
+    const intent = await payByCard(t, fake, booked.body, ip);
     const status = (await t.deps.db.booking.findUniqueOrThrow({ where: { id: bookingId } })).status;
-    if (paid.status !== 200 || status !== 'confirmed') throw new Error(`payment failed: ${paid.status} ${status}`);
+    if (status !== 'confirmed') throw new Error(`payment did not confirm the booking: ${status}`);
     return { bookingId, slotId, paidCents: intent.amount, intent };
   }
 
@@ -239,7 +215,7 @@ describe('POST /api/refunds/{id}/reconcile', () => {
     expect(await seatsBooked(booking.slotId)).toBe(seatsBefore - 2);
     expect(await refundEventNames(booking.bookingId)).toEqual(['booking.refunded', 'refund.created']);
 
-    expect((await deliver(signedRefundEvent(made, { secret: WEBHOOK_SECRET }))).status).toBe(200);
+    expect((await deliver(signedRefundEvent(made, { secret: TEST_WEBHOOK_SECRET }))).status).toBe(200);
 
     expect(await refundEventNames(booking.bookingId)).toEqual(['booking.refunded', 'refund.created']);
     expect(await t.deps.db.refund.count({ where: { bookingId: booking.bookingId } })).toBe(1);

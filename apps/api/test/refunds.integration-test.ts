@@ -2,33 +2,20 @@ import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import { EVENT_SCHEMA_VERSIONS, type EventName } from '@booking/events';
 import { bookingBody, placeHold } from './support/booking-flow';
-import {
-  signedPaymentSucceededEvent,
-  startFakeStripe,
-  stopFakeStripe,
-  type FakePaymentIntent,
-  type FakeStripe,
-} from './support/fake-stripe';
+import { startFakeStripe, stopFakeStripe, type FakePaymentIntent, type FakeStripe } from './support/fake-stripe';
 import {
   signedChargeRefundedEvent,
   signedRefundEvent,
   unreachableStripeUrl,
   type RefundObject,
 } from './support/fake-stripe-refund-events';
+import { deliverStripeEvent, payByCard, stripeEnv, TEST_WEBHOOK_SECRET } from './support/card-payments';
 import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
 import { bearer, keyIdOf } from './support/operators';
 
 // Refunds go through the app's real Stripe SDK to the fake Stripe on 127.0.0.1; card payments
 // are made the same way (PaymentIntent, then a signed payment_intent.succeeded). PostgreSQL and
 // Redis are real.
-
-const WEBHOOK_SECRET = 'whsec_test';
-const stripeEnv = (apiBase: string): Record<string, string> => ({
-  STRIPE_SECRET_KEY: 'sk_test_x',
-  STRIPE_PUBLISHABLE_KEY: 'pk_test_x',
-  STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-  STRIPE_API_BASE: apiBase,
-});
 
 interface CardBooking {
   bookingId: string;
@@ -66,13 +53,7 @@ describe('refunds through the payment provider', () => {
   function partialRefund(app: TestApp, key: string, body: object) {
     return request(app.app).post('/api/refunds/partial').set('Authorization', bearer(key)).send(body);
   }
-  function deliver(signed: { payload: string; signature: string }) {
-    return request(t.app)
-      .post('/api/payments/stripe/webhook')
-      .set('Content-Type', 'application/json')
-      .set('Stripe-Signature', signed.signature)
-      .send(signed.payload);
-  }
+  const deliver = (signed: { payload: string; signature: string }) => deliverStripeEvent(t, signed);
 
   /** Books through the API and pays by card through the fake, ending confirmed. */
   async function cardBooking(
@@ -93,15 +74,9 @@ describe('refunds through the payment provider', () => {
       });
     if (booked.status !== 201) throw new Error(`booking failed: ${booked.status} ${JSON.stringify(booked.body)}`);
     const bookingId = booked.body.booking_id as string;
-    const pi = await request(t.app)
-      .post(`/api/embed/bookings/${bookingId}/payment-intent`)
-      .set('X-Forwarded-For', ip)
-      .set('X-Booking-Token', booked.body.booking_token);
-    if (pi.status !== 200) throw new Error(`payment intent failed: ${pi.status} ${JSON.stringify(pi.body)}`);
-    const intent = fake.succeed((pi.body.client_secret as string).split('_secret_')[0]!);
-    const paid = await deliver(signedPaymentSucceededEvent(intent, { secret: WEBHOOK_SECRET }));
+    const intent = await payByCard(t, fake, booked.body, ip);
     const status = (await t.deps.db.booking.findUniqueOrThrow({ where: { id: bookingId } })).status;
-    if (paid.status !== 200 || status !== 'confirmed') throw new Error(`payment failed: ${paid.status} ${status}`);
+    if (status !== 'confirmed') throw new Error(`payment did not confirm the booking: ${status}`);
     return { bookingId, slotId, holdId, guests, paidCents: intent.amount, intent };
   }
 
@@ -388,9 +363,9 @@ describe('refunds through the payment provider', () => {
         payment_intent: booking.intent.id,
         metadata: { booking_id: booking.bookingId, refund_id: refundId },
       };
-      expect((await deliver(signedRefundEvent(failed, { secret: WEBHOOK_SECRET, type: 'refund.failed' }))).status).toBe(
-        200,
-      );
+      expect(
+        (await deliver(signedRefundEvent(failed, { secret: TEST_WEBHOOK_SECRET, type: 'refund.failed' }))).status,
+      ).toBe(200);
       expect(await cardPayment(booking.bookingId)).toMatchObject({ refundedCents: 0 });
       expect(await refundEventNames(booking.bookingId)).toEqual([]);
 
@@ -675,12 +650,12 @@ describe('refunds through the payment provider', () => {
       expect(meanwhile.body).toEqual({ error: 'refund_exceeds_paid', detail: { refundable_cents: 0 } });
       expect(await refundEventNames(booking.bookingId)).toEqual([]);
       const providerRefund = await madeAtProvider(booking, refundId, booking.paidCents);
-      const updated = signedRefundEvent(providerRefund, { secret: WEBHOOK_SECRET });
+      const updated = signedRefundEvent(providerRefund, { secret: TEST_WEBHOOK_SECRET });
 
       const delivered = await deliver(updated);
       const replayed = await deliver(updated);
       const charge = await deliver(
-        signedChargeRefundedEvent(booking.intent, [providerRefund], { secret: WEBHOOK_SECRET }),
+        signedChargeRefundedEvent(booking.intent, [providerRefund], { secret: TEST_WEBHOOK_SECRET }),
       );
 
       expect([delivered.status, replayed.status, charge.status]).toEqual([200, 200, 200]);
@@ -718,11 +693,11 @@ describe('refunds through the payment provider', () => {
       const booking = await cardBooking(demo);
       const refundId = await pendingRefund(booking, 900);
       const providerRefund = await madeAtProvider(booking, refundId, 900);
-      const charge = signedChargeRefundedEvent(booking.intent, [providerRefund], { secret: WEBHOOK_SECRET });
+      const charge = signedChargeRefundedEvent(booking.intent, [providerRefund], { secret: TEST_WEBHOOK_SECRET });
 
       expect((await deliver(charge)).status).toBe(200);
       expect((await deliver(charge)).status).toBe(200);
-      expect((await deliver(signedRefundEvent(providerRefund, { secret: WEBHOOK_SECRET }))).status).toBe(200);
+      expect((await deliver(signedRefundEvent(providerRefund, { secret: TEST_WEBHOOK_SECRET }))).status).toBe(200);
 
       expect(await t.deps.db.refund.findUniqueOrThrow({ where: { id: refundId } })).toMatchObject({
         status: 'succeeded',
@@ -747,8 +722,10 @@ describe('refunds through the payment provider', () => {
         metadata: { booking_id: booking.bookingId, refund_id: refundId },
       };
 
-      const res = await deliver(signedRefundEvent(failed, { secret: WEBHOOK_SECRET, type: 'refund.failed' }));
-      const late = await deliver(signedRefundEvent({ ...failed, status: 'succeeded' }, { secret: WEBHOOK_SECRET }));
+      const res = await deliver(signedRefundEvent(failed, { secret: TEST_WEBHOOK_SECRET, type: 'refund.failed' }));
+      const late = await deliver(
+        signedRefundEvent({ ...failed, status: 'succeeded' }, { secret: TEST_WEBHOOK_SECRET }),
+      );
 
       expect([res.status, late.status]).toEqual([200, 200]);
       expect(await t.deps.db.refund.findUniqueOrThrow({ where: { id: refundId } })).toMatchObject({
@@ -767,11 +744,11 @@ describe('refunds through the payment provider', () => {
         payment_intent: booking.intent.id,
         amount: 600,
       })) as unknown as RefundObject;
-      const charge = signedChargeRefundedEvent(booking.intent, [dashboard], { secret: WEBHOOK_SECRET });
+      const charge = signedChargeRefundedEvent(booking.intent, [dashboard], { secret: TEST_WEBHOOK_SECRET });
 
       expect((await deliver(charge)).status).toBe(200);
       expect((await deliver(charge)).status).toBe(200);
-      expect((await deliver(signedRefundEvent(dashboard, { secret: WEBHOOK_SECRET }))).status).toBe(200);
+      expect((await deliver(signedRefundEvent(dashboard, { secret: TEST_WEBHOOK_SECRET }))).status).toBe(200);
 
       const recorded = await t.deps.db.refund.findMany({ where: { bookingId: booking.bookingId } });
       expect(recorded).toHaveLength(1);
@@ -797,7 +774,7 @@ describe('refunds through the payment provider', () => {
       const rest = (await t.deps.stripe!.refunds.create({
         payment_intent: booking.intent.id,
       })) as unknown as RefundObject;
-      expect((await deliver(signedRefundEvent(rest, { secret: WEBHOOK_SECRET }))).status).toBe(200);
+      expect((await deliver(signedRefundEvent(rest, { secret: TEST_WEBHOOK_SECRET }))).status).toBe(200);
 
       expect(await bookingStatus(booking.bookingId)).toBe('refunded');
       expect(await seatsBooked(booking.slotId)).toBe(seatsBefore - 2);
