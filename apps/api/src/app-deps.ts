@@ -1,10 +1,9 @@
 import type { Config } from '@booking/config';
 import { createPrismaClient, createRedis, type Db, type Redis } from '@booking/db';
 import { createDeliveryQueue, queueConnection, type DeliveryQueue } from '@booking/webhook-queue';
-import type { Logger } from 'pino';
+import { createLogger, type Logger } from '@booking/logging';
 import type Stripe from 'stripe';
 import { HoldStore } from './holds/hold-store';
-import { createLogger } from './http/logger';
 import { createStripe } from './payments/stripe-client';
 
 /** What the routes and use-cases run on; made once per process (or per test app). */
@@ -23,7 +22,7 @@ export interface AppDeps {
 }
 
 export function createAppDeps(config: Config): AppDeps {
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, 'api');
   const redis = createRedis(config.redisUrl);
   // Requests that need Redis fail with 503 while it is away; without a listener ioredis would
   // also print every failed reconnect as an unhandled error.

@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from '@booking/config';
-import pino from 'pino';
+import { createLogger } from '@booking/logging';
 import { startDispatcher } from './dispatcher';
 
 async function main() {
@@ -10,7 +10,7 @@ async function main() {
     console.error(error instanceof ConfigError ? error.message : error);
     process.exit(1);
   }
-  const logger = pino({ level: config.logLevel, base: { service: 'dispatcher' } });
+  const logger = createLogger(config.logLevel, 'dispatcher');
   const dispatcher = await startDispatcher(config, logger);
 
   let stopping = false;

@@ -4,9 +4,10 @@ import pino, { type Logger } from 'pino';
  * Structured JSON logs. Redaction is a second line of defence: request logs already leave out
  * headers, but anything that logs a header or a key by mistake still prints [Redacted].
  */
-export function createLogger(level: string): Logger {
+export function createLogger(level: string, service: string): Logger {
   return pino({
     level,
+    base: { service },
     redact: {
       paths: [
         'req.headers.authorization',
