@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import { Router } from 'express';
-import QRCode from 'qrcode';
 import type { AppDeps } from '../app-deps';
 import { bookingIdParam } from '../http/path-params';
 import { createParser } from '../http/validation';
 import { operatorOf, requireRole } from '../operators/api-key-auth';
+import { bookingQrSvg } from './booking-qr';
 import { cancelBooking } from './cancel-booking';
 import { checkInBooking, checkInByToken } from './check-in-booking';
 import { getBooking } from './get-booking';
@@ -28,10 +28,7 @@ export function operatorBookingRoutes(deps: AppDeps): Router {
     res.json(await getBooking(deps, operatorOf(req).tenantId, bookingIdParam(req)));
   });
   router.get('/api/bookings/:id/qr.svg', staff, async (req, res) => {
-    const booking = await getBooking(deps, operatorOf(req).tenantId, bookingIdParam(req));
-    res
-      .type('image/svg+xml')
-      .send(await QRCode.toString(booking.check_in_token, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 }));
+    res.type('image/svg+xml').send(await bookingQrSvg(deps, operatorOf(req).tenantId, bookingIdParam(req)));
   });
   router.post('/api/bookings/:id/cancel', manager, async (req, res) => {
     res.json(await cancelBooking(deps, operatorOf(req), bookingIdParam(req)));
