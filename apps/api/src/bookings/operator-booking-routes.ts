@@ -28,7 +28,9 @@ export function operatorBookingRoutes(deps: AppDeps): Router {
     res.json(await getBooking(deps, operatorOf(req).tenantId, bookingIdParam(req)));
   });
   router.get('/api/bookings/:id/qr.svg', staff, async (req, res) => {
-    res.type('image/svg+xml').send(await bookingQrSvg(deps, operatorOf(req).tenantId, bookingIdParam(req)));
+    // Made before the type is set: a 404 must still go out as JSON.
+    const svg = await bookingQrSvg(deps, operatorOf(req).tenantId, bookingIdParam(req));
+    res.type('image/svg+xml').send(svg);
   });
   router.post('/api/bookings/:id/cancel', manager, async (req, res) => {
     res.json(await cancelBooking(deps, operatorOf(req), bookingIdParam(req)));
