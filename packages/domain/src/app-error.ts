@@ -6,6 +6,7 @@ export type ErrorCode =
   // 400
   | 'invalid_body'
   | 'invalid_query'
+  | 'invalid_path'
   | 'invalid_guest_count'
   | 'experience_slot_mismatch'
   | 'addon_invalid'

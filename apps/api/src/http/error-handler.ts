@@ -1,5 +1,6 @@
 import { AppError } from '@booking/domain';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { isBackendUnavailable } from './backend-unavailable';
 import { ERROR_STATUSES } from './error-statuses';
 
 interface BodyParserError {
@@ -13,18 +14,6 @@ function isBodyParserError(error: unknown): error is BodyParserError {
     error !== null &&
     typeof (error as BodyParserError).type === 'string' &&
     'status' in error
-  );
-}
-
-/** Failures of PostgreSQL or Redis reachability: the caller may retry, nothing is wrong with its request. */
-function isBackendUnavailable(error: unknown): boolean {
-  const name = (error as { name?: string })?.name ?? '';
-  const code = (error as { code?: string })?.code ?? '';
-  return (
-    name === 'PrismaClientInitializationError' ||
-    name === 'MaxRetriesPerRequestError' ||
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'P1001', 'P1017', 'P2024', 'P2028'].includes(code) ||
-    /Connection is closed|connect ECONNREFUSED/.test(String((error as Error)?.message))
   );
 }
 

@@ -4,6 +4,7 @@ import type { ErrorCode } from '@booking/domain';
 export const ERROR_STATUSES: Record<ErrorCode, number> = {
   invalid_body: 400,
   invalid_query: 400,
+  invalid_path: 400,
   invalid_guest_count: 400,
   experience_slot_mismatch: 400,
   addon_invalid: 400,
