@@ -128,4 +128,73 @@ describe('signed tokens', () => {
   ])('when a correctly signed payload is %s, then the token is invalid', (_label, payloadText) => {
     expect(failureOf(signedRaw(payloadText))).toBe('invalid');
   });
+
+  describe('signature encoding', () => {
+    const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const token = signToken(SECRET, 'booking', { subject: bookingId, tenantId, ttlSeconds: 3600 });
+    const [version, payload, signature] = token.split('.') as [string, string, string];
+    const withSignature = (text: string) => `${version}.${payload}.${text}`;
+
+    it('when the last character of the signature has its unused low bits changed, then the token is invalid although the bytes are the same', () => {
+      // 32 bytes take 43 characters: the last one carries 4 bits of the MAC and 2 unused bits.
+      const last = ALPHABET.indexOf(signature.at(-1)!);
+      const mutated = `${signature.slice(0, -1)}${ALPHABET[last ^ 0b01]}`;
+      expect(Buffer.from(mutated, 'base64url')).toEqual(Buffer.from(signature, 'base64url'));
+
+      expect(failureOf(withSignature(mutated))).toBe('invalid');
+      expect(verifyToken(SECRET, 'booking', withSignature(signature)).subject).toBe(bookingId);
+    });
+
+    it.each([
+      ['padding', (s: string) => `${s}=`],
+      ['a character outside the alphabet', (s: string) => `${s.slice(0, 10)}!${s.slice(10)}`],
+      ['a space', (s: string) => `${s.slice(0, 10)} ${s.slice(10)}`],
+    ])('when the signature is spelled with %s, then the token is invalid', (_label, respell) => {
+      const respelled = respell(signature);
+      expect(Buffer.from(respelled, 'base64url')).toEqual(Buffer.from(signature, 'base64url'));
+
+      expect(failureOf(withSignature(respelled))).toBe('invalid');
+    });
+  });
+
+  describe('subject and tenant forms', () => {
+    const customerId = randomUUID();
+    const exp = Math.floor(Date.now() / 1000) + 3600;
+    const claims = (sub: unknown, ten: unknown = tenantId) => JSON.stringify({ sub, ten, exp });
+
+    it.each(['booking', 'check_in', 'waiver'] as const)(
+      "when a correctly signed '%s' token names something other than a uuid, then it is invalid",
+      (purpose) => {
+        for (const subject of ['', 'x', '42', `${bookingId}:${customerId}`, `${bookingId} `, `{${bookingId}}`]) {
+          expect(failureOf(signedRaw(claims(subject), purpose), { purpose })).toBe('invalid');
+        }
+        expect(verifyToken(SECRET, purpose, signedRaw(claims(bookingId), purpose)).subject).toBe(bookingId);
+      },
+    );
+
+    it("when a correctly signed 'manage' token's subject is not <bookingId>:<customerId>, then it is invalid", () => {
+      for (const subject of [
+        bookingId,
+        `${bookingId}:`,
+        `${bookingId}:x`,
+        `x:${customerId}`,
+        `${bookingId}:${customerId}:x`,
+      ]) {
+        expect(failureOf(signedRaw(claims(subject), 'manage'), { purpose: 'manage' })).toBe('invalid');
+      }
+      const subject = `${bookingId}:${customerId}`;
+      expect(verifyToken(SECRET, 'manage', signedRaw(claims(subject), 'manage')).subject).toBe(subject);
+    });
+
+    it('when a correctly signed token names a tenant that is not a uuid, then it is invalid', () => {
+      for (const tenant of ['', 'demo', `${tenantId}x`]) {
+        expect(failureOf(signedRaw(claims(bookingId, tenant)))).toBe('invalid');
+      }
+    });
+
+    it('when a token of an unexpected form has also expired, then it is expired: the signature is genuine and its time is over', () => {
+      const expired = JSON.stringify({ sub: 'x', ten: tenantId, exp: Math.floor(Date.now() / 1000) - 60 });
+      expect(failureOf(signedRaw(expired))).toBe('expired');
+    });
+  });
 });

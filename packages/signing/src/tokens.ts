@@ -16,7 +16,7 @@ export class TokenError extends Error {
 }
 
 interface Claims {
-  /** Subject: the booking id. */
+  /** Subject: what the token is about, in its purpose's form (see SUBJECT_FORMS). */
   sub: string;
   /** Tenant the subject belongs to. */
   ten: string;
@@ -25,6 +25,23 @@ interface Claims {
 }
 
 const VERSION = 't1';
+
+// The canonical uuid text, as @booking/domain's UUID_PATTERN (this package depends on no other).
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const SINGLE_UUID = new RegExp(`^${UUID}$`, 'i');
+
+/**
+ * The subject each purpose is issued for: a booking id, or for manage links `<bookingId>:<customerId>`.
+ * Checked on every verification, so callers can hand the subject straight to queries on uuid
+ * columns: a genuinely signed token whose subject has another shape (say one signed by hand with
+ * a leaked or test secret) is invalid rather than a database error.
+ */
+const SUBJECT_FORMS: Record<TokenPurpose, RegExp> = {
+  booking: SINGLE_UUID,
+  check_in: SINGLE_UUID,
+  waiver: SINGLE_UUID,
+  manage: new RegExp(`^${UUID}:${UUID}$`, 'i'),
+};
 
 function mac(secret: string, purpose: TokenPurpose, payload: string): Buffer {
   return createHmac('sha256', secret).update(`${VERSION}.${purpose}.${payload}`).digest();
@@ -45,7 +62,14 @@ export function signToken(
   return `${VERSION}.${payload}.${mac(secret, purpose, payload).toString('base64url')}`;
 }
 
-/** Checks signature and expiry; throws TokenError('invalid' | 'expired'). */
+/**
+ * Checks signature, expiry and the claims' forms; throws TokenError('invalid' | 'expired').
+ *
+ * The signature must be the canonical base64url text of the MAC, compared as text: decoding
+ * first would accept other spellings of the same bytes (the last character carries two unused
+ * bits, and the decoder skips characters outside the alphabet), so one token would have several
+ * valid forms.
+ */
 export function verifyToken(
   secret: string,
   purpose: TokenPurpose,
@@ -55,8 +79,8 @@ export function verifyToken(
   const parts = token.split('.');
   if (parts.length !== 3 || parts[0] !== VERSION) throw new TokenError('invalid');
   const [, payload, signature] = parts as [string, string, string];
-  const expected = mac(secret, purpose, payload);
-  const given = Buffer.from(signature, 'base64url');
+  const expected = Buffer.from(mac(secret, purpose, payload).toString('base64url'));
+  const given = Buffer.from(signature);
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
     throw new TokenError('invalid');
   }
@@ -76,5 +100,7 @@ export function verifyToken(
     throw new TokenError('invalid');
   }
   if (claims.exp * 1000 <= now.getTime()) throw new TokenError('expired');
+  // After expiry: a genuine token whose time is over is reported expired, whatever it names.
+  if (!SUBJECT_FORMS[purpose].test(claims.sub) || !SINGLE_UUID.test(claims.ten)) throw new TokenError('invalid');
   return { subject: claims.sub, tenantId: claims.ten, expiresAt: new Date(claims.exp * 1000) };
 }

@@ -16,7 +16,8 @@ export const SellGiftCardRequest = Type.Object(
         minLength: 1,
         maxLength: 255,
         pattern: '^[\\x21-\\x7e]+$',
-        description: "card only, and required then: the provider's payment id (e.g. pi_...); usable for one sale",
+        description:
+          "card only, and required then: the id of a succeeded Stripe PaymentIntent (pi_...) made for this sale, with metadata tenant_id (this tenant's id) and purpose=gift_card_sale, of the same amount and currency and not refunded; never a booking's. Backs one sale, across all tenants",
       }),
     ),
     shift_id: Type.Optional(

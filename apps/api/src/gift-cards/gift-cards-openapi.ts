@@ -19,12 +19,12 @@ export const giftCardsOpenApi = {
         responses: {
           201: { description: 'Card issued; `code` is shown only in this answer', ...json(SellGiftCardResponse) },
           400: error(
-            'invalid_body: amount outside 100..1000000, currency not 3 uppercase letters, card without payment_reference, cash without shift_id or with payment_reference, ...',
+            "invalid_body: amount outside 100..1000000, currency not 3 uppercase letters, card without payment_reference, cash without shift_id or with payment_reference, ...; payment_reference_invalid: no such PaymentIntent, not made for a gift card sale of this tenant (metadata tenant_id, purpose=gift_card_sale), a booking's, not succeeded, another amount or currency, or refunded",
           ),
           401: error('unauthorized: missing, malformed, unknown or revoked API key'),
           404: error('shift_not_found (in this tenant)'),
           409: error(
-            'shift_closed: the shift is closed; payment_reference_used: the payment already paid for a sale or booking; idempotency_request_in_progress',
+            'shift_closed: the shift is closed; payment_reference_used: the payment already paid for a sale or booking, in any tenant; idempotency_request_in_progress',
           ),
           422: error('idempotency_key_reused'),
         },

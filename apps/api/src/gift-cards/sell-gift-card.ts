@@ -6,6 +6,7 @@ import type Stripe from 'stripe';
 import type { Operator } from '../operators/api-key-auth';
 import type { SellGiftCardRequest, SellGiftCardResponse } from './gift-card-schemas';
 import { issueGiftCard } from './issue-gift-card';
+import { assertPaidForSale } from './verify-sale-payment';
 
 /**
  * Sells a gift card at the till: the buyer has paid (by card, the provider's payment id in
@@ -29,12 +30,23 @@ export async function sellGiftCard(
   // recipient_email is for the receipt the till gives the buyer; this service keeps it nowhere.
   const saleId = randomUUID();
 
+  // The provider is asked before the transaction, so no row or lock waits on its answer. A
+  // reference already used is refused first, without asking; whether it is still unused is
+  // decided again under the reference's lock below.
+  if (request.payment_reference !== undefined) {
+    await assertReferenceUnused(db, request.payment_reference);
+    await assertPaidForSale(deps.stripe, request.payment_reference, {
+      tenantId: operator.tenantId,
+      amountCents: request.amount_cents,
+      currency: request.currency,
+    });
+  }
+
   return db.$transaction(async (tx) => {
     if (request.shift_id !== undefined) await assertShiftOpen(tx, operator.tenantId, request.shift_id);
     if (request.payment_reference !== undefined) {
-      await assertReferenceUnused(tx, operator.tenantId, request.payment_reference);
-      // Under the reference's lock, so two sales cannot both pass with one payment.
-      await assertCardPaid(deps.stripe, request.payment_reference, request.amount_cents, request.currency);
+      await lockReference(tx, request.payment_reference);
+      await assertReferenceUnused(tx, request.payment_reference);
     }
 
     const card = await issueGiftCard(tx, {
@@ -93,45 +105,20 @@ async function assertShiftOpen(tx: Tx, tenantId: string, shiftId: string): Promi
 }
 
 /**
- * A provider payment pays for one thing: one gift card sale, and not a booking besides. Sales
- * with the same reference queue on a transaction-scoped advisory lock (the column is not
- * unique), so two concurrent sales cannot both claim it.
+ * A provider payment pays for one thing: one gift card sale or one booking, in one tenant. The
+ * check spans every tenant, as the unique index on gift_card_sales.payment_reference does. Sales
+ * with the same reference queue on a transaction-scoped advisory lock, so the second one waits
+ * for the first to commit and then finds its sale here, rather than failing on the index.
  */
-async function assertReferenceUnused(tx: Tx, tenantId: string, reference: string): Promise<void> {
-  await tx.$executeRaw`
-    SELECT pg_advisory_xact_lock(hashtextextended(${`gift-card-sale:${tenantId}:${reference}`}, 0))`;
-  const sales = await tx.giftCardSale.count({ where: { tenantId, paymentReference: reference } });
-  const payments = await tx.payment.count({ where: { tenantId, providerReference: reference } });
+async function assertReferenceUnused(db: Db | Tx, reference: string): Promise<void> {
+  const sales = await db.giftCardSale.count({ where: { paymentReference: reference } });
+  const payments = await db.payment.count({ where: { providerReference: reference } });
   if (sales + payments > 0) {
-    throw new AppError('payment_reference_used', 'this payment_reference already paid for another sale');
+    throw new AppError('payment_reference_used', 'this payment_reference already paid for another sale or booking');
   }
 }
 
-/**
- * A card sale issues money's worth of gift card, so the payment must be real: a PaymentIntent
- * that succeeded for exactly this amount and currency. Without the provider configured there is
- * nothing to check it against, and card sales are refused.
- */
-async function assertCardPaid(stripe: Stripe | null, reference: string, amountCents: number, currency: string) {
-  if (!stripe)
-    throw new AppError('payments_not_configured', 'card sales are verified with Stripe; STRIPE_SECRET_KEY is not set');
-  let intent: Stripe.PaymentIntent;
-  try {
-    intent = await stripe.paymentIntents.retrieve(reference);
-  } catch (error) {
-    if ((error as { statusCode?: number }).statusCode === 404) {
-      throw new AppError('payment_reference_invalid', 'no such payment at the provider');
-    }
-    throw error;
-  }
-  if (intent.status !== 'succeeded') {
-    throw new AppError('payment_reference_invalid', `the payment is ${intent.status}, not succeeded`);
-  }
-  if (intent.amount_received !== amountCents || intent.currency.toUpperCase() !== currency) {
-    throw new AppError('payment_reference_invalid', {
-      message: 'the payment does not match the sale',
-      paid_cents: intent.amount_received,
-      currency: intent.currency.toUpperCase(),
-    });
-  }
+async function lockReference(tx: Tx, reference: string): Promise<void> {
+  await tx.$executeRaw`
+    SELECT pg_advisory_xact_lock(hashtextextended(${`gift-card-sale-reference:${reference}`}, 0))`;
 }
