@@ -1,3 +1,4 @@
+import type { LookupAll } from '@booking/address-policy';
 import type { Config } from '@booking/config';
 import type { Db } from '@booking/db';
 import { AppError } from '@booking/domain';
@@ -18,8 +19,15 @@ export async function findEndpoint(db: Db, tenantId: string, id: string) {
   return endpoint;
 }
 
-export async function createEndpoint(deps: Deps, tenantId: string, request: CreateEndpointRequest) {
-  const url = assertReceiverUrl(request.url, deps.config.webhooks.allowPrivateUrls);
+export async function createEndpoint(
+  deps: Deps & { lookupHost: LookupAll },
+  tenantId: string,
+  request: CreateEndpointRequest,
+) {
+  const url = await assertReceiverUrl(request.url, {
+    allowPrivate: deps.config.webhooks.allowPrivateUrls,
+    lookupAll: deps.lookupHost,
+  });
   const secret = generateWebhookSecret();
   const endpoint = await deps.db.webhookEndpoint.create({
     data: {

@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { AddressPolicyError, resolveVettedAddresses, type VettedAddress } from './address-policy';
+import { AddressPolicyError, resolveVettedAddresses, type VettedAddress } from '@booking/address-policy';
 
 export interface PostWebhookOptions {
   url: string;

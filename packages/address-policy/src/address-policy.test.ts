@@ -1,4 +1,10 @@
-import { AddressPolicyError, classifyAddress, resolveVettedAddresses, type LookupAll } from './address-policy';
+import {
+  AddressPolicyError,
+  classifyAddress,
+  resolveVettedAddresses,
+  vetAddresses,
+  type LookupAll,
+} from './address-policy';
 
 // Classification only: nothing here opens a socket or asks a DNS server.
 
@@ -106,5 +112,20 @@ describe('resolveVettedAddresses', () => {
   it('reports failed and empty lookups as dns failures', async () => {
     await expect(resolveVettedAddresses('missing.test', false, lookup)).rejects.toThrow('dns lookup failed');
     await expect(resolveVettedAddresses('empty.test', false, lookup)).rejects.toThrow('dns lookup failed');
+  });
+});
+
+describe('vetAddresses', () => {
+  it('checks addresses resolved elsewhere by the same rules, refusing if any one is refused', () => {
+    const resolved = [
+      { address: '93.184.216.34', family: 4 },
+      { address: '::ffff:127.0.0.1', family: 6 },
+    ];
+
+    expect(() => vetAddresses(resolved, false)).toThrow(
+      new AddressPolicyError('address not allowed: ::ffff:127.0.0.1 (loopback)'),
+    );
+    expect(vetAddresses(resolved.slice(0, 1), false)).toEqual([{ address: '93.184.216.34', family: 4 }]);
+    expect(vetAddresses(resolved, true)).toHaveLength(2);
   });
 });

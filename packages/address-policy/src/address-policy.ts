@@ -7,6 +7,8 @@ import ipaddr from 'ipaddr.js';
  *
  * Webhook URLs are chosen by tenants, so without this check a tenant could make the dispatcher
  * talk to our own infrastructure (Redis, PostgreSQL, cloud metadata at 169.254.169.254, ...).
+ * The dispatcher applies it on every attempt; the API applies the same rules when a URL is
+ * subscribed, so a name that already points inside is refused up front.
  */
 
 /** A resolved address that passed the policy; the request connects to exactly these. */
@@ -27,7 +29,8 @@ export type LookupAll = (hostname: string) => Promise<{ address: string; family:
 
 const IPV4_COMPATIBLE = ipaddr.IPv6.parseCIDR('::/96');
 
-const systemLookupAll: LookupAll = (hostname) => lookup(hostname, { all: true, verbatim: true });
+/** The operating system's resolver (getaddrinfo: hosts file, then DNS). */
+export const systemLookupAll: LookupAll = (hostname) => lookup(hostname, { all: true, verbatim: true });
 
 /**
  * Allows only what ipaddr.js calls plain `unicast`. An allowlist rather than a list of bad ranges,
@@ -71,7 +74,14 @@ export async function resolveVettedAddresses(
     }
   }
   if (resolved.length === 0) throw new AddressPolicyError('dns lookup failed');
+  return vetAddresses(resolved, allowPrivateAddresses);
+}
 
+/** Checks addresses a name resolved to; throws AddressPolicyError if ANY of them is refused. */
+export function vetAddresses(
+  resolved: { address: string; family: number }[],
+  allowPrivateAddresses: boolean,
+): VettedAddress[] {
   const vetted: VettedAddress[] = [];
   for (const { address, family } of resolved) {
     if (family !== 4 && family !== 6) throw new AddressPolicyError(`address not allowed: ${address} (invalid)`);

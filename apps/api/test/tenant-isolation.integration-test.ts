@@ -1,0 +1,329 @@
+import request from 'supertest';
+import type { DemoTenant } from '@booking/db';
+import { signToken } from '@booking/signing';
+import { createIsolatedDatabase } from '../../../test/support/isolated-database';
+import { bookingBody, placeHold } from './support/booking-flow';
+import { payByCard, stripeEnv } from './support/card-payments';
+import { startFakeStripe, stopFakeStripe, type FakeStripe } from './support/fake-stripe';
+import { hostsTableLookup, LOCAL_HOSTS } from './support/hosts-table-lookup';
+import { bearer } from './support/operators';
+import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
+
+// Every operator route of the served OpenAPI document, called with tenant B's admin key (so no
+// role check hides a tenant check) against tenant A's resources. None may read or change A's
+// data: routes that name one of A's resources answer 404, the others answer about B alone, and
+// A's rows, A's queued deliveries and the payment provider see nothing.
+//
+// Coverage comes from the document: a new operator route whose path parameter this file cannot
+// fill, or whose request body it has no example for, fails the test until it is added below.
+// The database and queue prefix are this file's own: test deliveries are queued here.
+
+/** Tenant A's resources, whose ids are put where B's requests name a resource. */
+interface TenantAResources {
+  bookingId: string;
+  customerId: string;
+  customerEmail: string;
+  refundId: string;
+  shiftId: string;
+  endpointId: string;
+  endpointUrl: string;
+  deliveryId: string;
+  venueId: string;
+  /** Another slot of the booking's experience, for a reschedule. */
+  otherSlotId: string;
+  checkInToken: string;
+}
+
+/** Path parameters by the collection segment before them: `/api/bookings/{id}/...` is A's booking. */
+const PATH_RESOURCES: Record<string, (a: TenantAResources) => string> = {
+  'bookings/{id}': (a) => a.bookingId,
+  'customers/{id}': (a) => a.customerId,
+  'refunds/{id}': (a) => a.refundId,
+  'shifts/{id}': (a) => a.shiftId,
+  'endpoints/{id}': (a) => a.endpointId,
+  'deliveries/{id}': (a) => a.deliveryId,
+};
+
+interface Example {
+  /** The request body (or query), valid for the route, so only the tenant check can refuse it. */
+  make: (a: TenantAResources) => Record<string, unknown>;
+  /** It names one of A's resources: the route must answer 404. */
+  namesTenantA: boolean;
+}
+
+/** Request bodies by `METHOD path`; every operator route with a request body needs one. */
+const BODIES: Record<string, Example> = {
+  'POST /api/bookings/check-in-by-token': { make: (a) => ({ token: a.checkInToken }), namesTenantA: true },
+  'POST /api/webhooks/endpoints': {
+    make: () => ({ url: 'https://hooks.example.com/tenant-b' }),
+    namesTenantA: false,
+  },
+  'POST /api/webhooks/endpoints/{id}/test': { make: () => ({ event: 'booking.created' }), namesTenantA: true },
+  'POST /api/webhooks/endpoints/{id}/recover': {
+    make: () => ({ since: new Date(Date.now() - 86_400_000).toISOString() }),
+    namesTenantA: true,
+  },
+  'POST /api/bookings/{id}/reschedule': { make: (a) => ({ slot_id: a.otherSlotId }), namesTenantA: true },
+  'POST /api/bookings/{id}/transfer': {
+    make: () => ({ customer: { email: 'mallory@example.com', first_name: 'Mallory' }, reason: 'isolation test' }),
+    namesTenantA: true,
+  },
+  'POST /api/bookings/{id}/party': { make: () => ({ guest_count: 2 }), namesTenantA: true },
+  'PATCH /api/customers/{id}': { make: () => ({ first_name: 'Mallory' }), namesTenantA: true },
+  'POST /api/gift-cards/sell': {
+    make: (a) => ({ amount_cents: 1000, currency: 'USD', payment_method: 'cash', shift_id: a.shiftId }),
+    namesTenantA: true,
+  },
+  'POST /api/pos/shifts/open': { make: (a) => ({ starting_cash_cents: 0, venue_id: a.venueId }), namesTenantA: true },
+  'POST /api/pos/shifts/close': { make: (a) => ({ shift_id: a.shiftId, counted_cash_cents: 0 }), namesTenantA: true },
+  'POST /api/pos/shifts/{id}/cash-payments': {
+    make: (a) => ({ booking_id: a.bookingId, amount_cents: 100 }),
+    namesTenantA: true,
+  },
+  'POST /api/payments/refunds': { make: (a) => ({ booking_id: a.bookingId, amount_cents: 100 }), namesTenantA: true },
+  'POST /api/refunds/partial': {
+    make: (a) => ({ booking_id: a.bookingId, amount_cents: 100, keep_booking_active: true }),
+    namesTenantA: true,
+  },
+};
+
+/** Query strings by `METHOD path`, for routes that can look A's data up without an id. */
+const QUERIES: Record<string, Example> = {
+  'GET /api/v1/customers': { make: (a) => ({ email: a.customerEmail }), namesTenantA: false },
+};
+
+interface Operation {
+  method: string;
+  path: string;
+  hasBody: boolean;
+}
+
+/** The operations that take a tenant API key, from the document's security requirements. */
+function operatorOperations(document: {
+  paths: Record<string, Record<string, { security?: Record<string, unknown>[]; requestBody?: unknown }>>;
+}): Operation[] {
+  const operator: Operation[] = [];
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (!['get', 'put', 'post', 'patch', 'delete'].includes(method)) continue;
+      if (operation.security?.some((requirement) => 'apiKey' in requirement)) {
+        operator.push({ method: method.toUpperCase(), path, hasBody: operation.requestBody !== undefined });
+      }
+    }
+  }
+  return operator;
+}
+
+/** The path with A's resources in its parameters, or the parameters nothing here can fill. */
+function fillPath(path: string, a: TenantAResources): { url: string } | { unfilled: string[] } {
+  const unfilled: string[] = [];
+  const url = path.replace(/([^/]+)\/\{([^}]+)\}/g, (whole, collection: string, name: string) => {
+    const resource = PATH_RESOURCES[`${collection}/{${name}}`];
+    if (!resource) {
+      unfilled.push(whole);
+      return whole;
+    }
+    return `${collection}/${resource(a)}`;
+  });
+  return unfilled.length > 0 ? { unfilled } : { url };
+}
+
+describe('tenant isolation of every operator route', () => {
+  let isolated: Awaited<ReturnType<typeof createIsolatedDatabase>>;
+  let fake: FakeStripe;
+  let t: TestApp;
+  let a: DemoTenant;
+  let b: DemoTenant;
+  let resources: TenantAResources;
+
+  beforeAll(async () => {
+    isolated = await createIsolatedDatabase();
+    fake = await startFakeStripe();
+    t = createTestApp(
+      { ...isolated.env, ...stripeEnv(fake.url) },
+      { lookupHost: hostsTableLookup({ ...LOCAL_HOSTS, 'hooks.example.com': ['93.184.216.34'] }) },
+    );
+    [a, b] = await Promise.all([seedTenant(t.deps), seedTenant(t.deps)]);
+    resources = await createTenantAResources();
+  }, 120_000);
+
+  afterAll(async () => {
+    if (t) {
+      await t.deps.deliveryQueue.obliterate({ force: true }).catch(() => undefined);
+      await t.close();
+    }
+    await stopFakeStripe(fake);
+    await isolated?.drop();
+  }, 60_000);
+
+  /** Requests with `key`; `method` as the document spells it. */
+  const as = (key: string) => ({
+    send: (method: string, url: string, body?: Record<string, unknown>) => {
+      const verb = method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete';
+      const req = request(t.app)[verb](url).set('Authorization', bearer(key));
+      return body === undefined ? req : req.send(body);
+    },
+  });
+
+  /** Fails unless A's own request succeeded; returns its body. */
+  async function ok(res: Promise<request.Response> | request.Test) {
+    const answer = await res;
+    if (answer.status >= 300) throw new Error(`set-up request failed: ${answer.status} ${answer.text}`);
+    return answer.body as Record<string, unknown>;
+  }
+
+  /**
+   * One of everything an operator route can name, all of tenant A: a booking paid by card with
+   * a signed waiver and a partial refund, its customer, an open shift, a webhook endpoint with a
+   * delivery.
+   */
+  async function createTenantAResources(): Promise<TenantAResources> {
+    const experience = a.experiences[0]!;
+    const slotId = experience.slots[0]!.id;
+    const ip = clientIp();
+    const holdId = await placeHold(t, ip, experience, slotId, 1);
+    const booked = await ok(
+      request(t.app)
+        .post('/api/bookings')
+        .set('X-Forwarded-For', ip)
+        .send(bookingBody(a, experience, slotId, holdId, 1)),
+    );
+    const bookingId = booked.booking_id as string;
+    await payByCard(t, fake, { booking_id: bookingId, booking_token: booked.booking_token as string }, ip);
+    const waiverPath = new URL(booked.waiver_url as string).pathname;
+    const waiver = await ok(request(t.app).get(waiverPath));
+    await ok(
+      request(t.app)
+        .post(`${waiverPath}/sign`)
+        .set('X-Forwarded-For', ip)
+        .send({
+          signer_name: 'Ada Lovelace',
+          participant_name: 'Ada Lovelace',
+          consent: true,
+          waiver_version: (waiver.waiver as { version: string }).version,
+        }),
+    );
+    const refund = await ok(
+      as(a.api_keys.manager).send('POST', '/api/refunds/partial', {
+        booking_id: bookingId,
+        amount_cents: 100,
+        keep_booking_active: true,
+      }),
+    );
+    const shift = await ok(as(a.api_keys.staff).send('POST', '/api/pos/shifts/open', { starting_cash_cents: 1000 }));
+    const endpointUrl = 'https://hooks.example.com/tenant-a';
+    const endpoint = await ok(as(a.api_keys.admin).send('POST', '/api/webhooks/endpoints', { url: endpointUrl }));
+    const delivery = await ok(as(a.api_keys.admin).send('POST', `/api/webhooks/endpoints/${endpoint.id}/test`, {}));
+    const booking = await t.deps.db.booking.findUniqueOrThrow({
+      where: { id: bookingId },
+      include: { customer: true },
+    });
+    return {
+      bookingId,
+      customerId: booking.customerId,
+      customerEmail: booking.customer.email!,
+      refundId: refund.refund_id as string,
+      shiftId: shift.shift_id as string,
+      endpointId: endpoint.id as string,
+      endpointUrl,
+      deliveryId: delivery.delivery_id as string,
+      venueId: a.venue_id,
+      otherSlotId: experience.slots[1]!.id,
+      checkInToken: signToken(t.deps.config.tokenSigningSecret, 'check_in', {
+        subject: bookingId,
+        tenantId: a.tenant.id,
+        ttlSeconds: 3600,
+      }),
+    };
+  }
+
+  /**
+   * Every row of tenant A: each table with a tenant_id, the tenant itself, and the rows that
+   * hang off A's bookings and deliveries without a tenant_id of their own.
+   */
+  async function snapshotOfTenantA(): Promise<Record<string, unknown[]>> {
+    const db = t.deps.db;
+    const tables = await db.$queryRaw<{ table_name: string }[]>`
+      SELECT table_name FROM information_schema.columns
+      WHERE table_schema = current_schema() AND column_name = 'tenant_id' ORDER BY table_name`;
+    const rowsOf = (sql: string) =>
+      db.$queryRawUnsafe<{ row: unknown }[]>(sql, a.tenant.id).then((rows) => rows.map(({ row }) => row));
+    const snapshot: Record<string, unknown[]> = {};
+    for (const { table_name: table } of tables) {
+      snapshot[table] = await rowsOf(
+        `SELECT to_jsonb(x) AS row FROM "${table}" x WHERE tenant_id = $1::uuid ORDER BY to_jsonb(x)::text`,
+      );
+    }
+    snapshot.tenants = await rowsOf(`SELECT to_jsonb(x) AS row FROM tenants x WHERE id = $1::uuid`);
+    snapshot.booking_addons = await rowsOf(
+      `SELECT to_jsonb(x) AS row FROM booking_addons x JOIN bookings b ON b.id = x.booking_id
+       WHERE b.tenant_id = $1::uuid ORDER BY to_jsonb(x)::text`,
+    );
+    snapshot.webhook_attempts = await rowsOf(
+      `SELECT to_jsonb(x) AS row FROM webhook_attempts x JOIN webhook_deliveries d ON d.id = x.delivery_id
+       WHERE d.tenant_id = $1::uuid ORDER BY to_jsonb(x)::text`,
+    );
+    return snapshot;
+  }
+
+  it("when tenant B's admin calls every operator route with tenant A's resources, then each is 404 or about B alone, and nothing of A's is read or changed", async () => {
+    const document = (await request(t.app).get('/api/openapi.json').expect(200)).body;
+    const operator = operatorOperations(document);
+    expect(operator.length).toBeGreaterThan(20);
+
+    // Coverage first: every operator route must be walkable with what this file knows.
+    const uncovered: string[] = [];
+    for (const { method, path, hasBody } of operator) {
+      const filled = fillPath(path, resources);
+      if ('unfilled' in filled) uncovered.push(`${method} ${path}: no resource of A for ${filled.unfilled.join(', ')}`);
+      if (hasBody && !BODIES[`${method} ${path}`]) uncovered.push(`${method} ${path}: no request body example`);
+    }
+    expect(uncovered).toEqual([]);
+
+    // A's identifiers, none of which may appear in any answer to B.
+    const secretsOfA = [
+      a.tenant.id,
+      resources.bookingId,
+      resources.customerId,
+      resources.customerEmail,
+      resources.refundId,
+      resources.shiftId,
+      resources.endpointId,
+      resources.endpointUrl,
+      resources.deliveryId,
+    ];
+    const before = await snapshotOfTenantA();
+    const jobsBefore = await t.deps.deliveryQueue.getJobCounts();
+    const providerCallsBefore = fake.requests.length;
+
+    const violations: string[] = [];
+    for (const { method, path } of operator) {
+      const key = `${method} ${path}`;
+      const filled = fillPath(path, resources) as { url: string };
+      const body = BODIES[key]?.make(resources);
+      const query = QUERIES[key]?.make(resources);
+      const url = query ? `${filled.url}?${new URLSearchParams(query as Record<string, string>)}` : filled.url;
+      const namesTenantA = filled.url !== path || Boolean(BODIES[key]?.namesTenantA || QUERIES[key]?.namesTenantA);
+
+      const res = await as(b.api_keys.admin).send(method, url, body);
+
+      // supertest leaves `text` unset for the image of qr.svg; its body is then a Buffer.
+      const text = res.text ?? String(res.body);
+      const expected = namesTenantA ? 'a 404' : 'a 2xx about B';
+      const fits = namesTenantA ? res.status === 404 : res.status >= 200 && res.status < 300;
+      if (!fits) violations.push(`${key}: ${res.status} ${text.slice(0, 200)} (expected ${expected})`);
+      const leaked = secretsOfA.filter((secret) => text.includes(secret));
+      if (leaked.length > 0) violations.push(`${key}: the answer contains A's ${leaked.join(', ')}`);
+    }
+
+    expect(violations).toEqual([]);
+    expect(await snapshotOfTenantA()).toEqual(before);
+    expect(await t.deps.deliveryQueue.getJobCounts()).toEqual(jobsBefore);
+    expect(fake.requests.slice(providerCallsBefore)).toEqual([]);
+    // The ids were real: A reaches each of its resources through the same read routes.
+    for (const { path } of operator.filter((op) => op.method === 'GET' && op.path.includes('{'))) {
+      const { url } = fillPath(path, resources) as { url: string };
+      expect({ path, status: (await as(a.api_keys.admin).send('GET', url)).status }).toEqual({ path, status: 200 });
+    }
+  });
+});
