@@ -634,7 +634,7 @@ describe('booking amendments: reschedule, transfer, party', () => {
       const cases: [string, object, string][] = [
         [kayakBooking.bookingId, { guest_count: 0 }, 'invalid_guest_count'],
         [kayakBooking.bookingId, { guest_count: 201 }, 'invalid_guest_count'],
-        [kayakBooking.bookingId, { guest_count: 2.5 }, 'invalid_guest_count'],
+        [kayakBooking.bookingId, { guest_count: 2.5 }, 'invalid_body'],
         [kayakBooking.bookingId, { guest_count: 13 }, 'invalid_guest_count'],
         [escapeBooking.bookingId, { guest_count: 1 }, 'invalid_guest_count'],
         [kayakBooking.bookingId, { guest_count: 3, reason: 'x'.repeat(501) }, 'invalid_body'],

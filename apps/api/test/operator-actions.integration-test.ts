@@ -99,6 +99,10 @@ describe('operator actions on bookings', () => {
       ).toEqual(cardBefore);
 
       const events = await eventsOf(booking.bookingId, 'booking.cancelled');
+      const row = await t.deps.db.booking.findUniqueOrThrow({
+        where: { id: booking.bookingId },
+        include: { customer: true },
+      });
       expect(events).toHaveLength(1);
       expect(events[0]!.tenantId).toBe(demo.tenant.id);
       expect(events[0]!.data).toEqual({
@@ -107,6 +111,10 @@ describe('operator actions on bookings', () => {
         entity_type: 'booking',
         entity_id: booking.bookingId,
         booking_id: booking.bookingId,
+        experience_id: row.experienceId,
+        venue_id: row.venueId,
+        slot_id: row.slotId,
+        customer_email: row.customer.email,
         cancelled_by_user_id: await keyIdOf(t, demo.api_keys.manager),
       });
     });

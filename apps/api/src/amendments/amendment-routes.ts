@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { AppDeps } from '../app-deps';
 import { bookingIdParam } from '../http/path-params';
+import { guestCountCode } from '../bookings/guest-count-code';
 import { createParser } from '../http/validation';
 import { operatorOf, requireRole } from '../operators/api-key-auth';
 import { amendmentActorOf, requireManagerOrManageToken } from './amendment-auth';
@@ -11,10 +12,7 @@ import { updateParty } from './update-party';
 
 const parseReschedule = createParser(RescheduleRequest);
 const parseTransfer = createParser(TransferRequest);
-// A guest count outside 1..200 is invalid_guest_count, as on POST /api/bookings.
-const parseParty = createParser(PartyAmendmentRequest, (problems) =>
-  problems.every((problem) => problem.field === '/guest_count') ? 'invalid_guest_count' : 'invalid_body',
-);
+const parseParty = createParser(PartyAmendmentRequest, guestCountCode);
 
 /** Changes to confirmed bookings: another slot, another customer, another party size. */
 export function amendmentRoutes(deps: AppDeps): Router {

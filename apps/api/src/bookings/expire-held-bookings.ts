@@ -2,6 +2,7 @@ import type { Db } from '@booking/db';
 import { recordEvent } from '@booking/events';
 import { returnGiftCardPart } from '../gift-cards/return-gift-card-part';
 import type { HoldStore } from '../holds/hold-store';
+import { loadBookingEventSubject } from './confirm-booking';
 
 const BATCH = 100;
 
@@ -28,12 +29,17 @@ export async function expireHeldBookings(deps: { db: Db; holds: HoldStore }, gra
         name: 'booking.cancelled',
         entityType: 'booking',
         entityId: booking.id,
-        fields: { booking_id: booking.id, cancelled_by_user_id: null, reason: 'unpaid_hold_expired' },
+        fields: {
+          ...(await loadBookingEventSubject(tx, booking.id)),
+          cancelled_by_user_id: null,
+          reason: 'unpaid_hold_expired',
+        },
       });
     }
     return rows;
   });
   // Their holds have expired already; this only tidies their records away.
-  for (const booking of cancelled) await deps.holds.release(booking.slot_id, booking.hold_id, booking.guest_count);
+  for (const booking of cancelled)
+    await deps.holds.releaseAfterCommit(booking.slot_id, booking.hold_id, booking.guest_count);
   return cancelled.length;
 }

@@ -1,4 +1,6 @@
+import { AppError } from '@booking/domain';
 import { Router } from 'express';
+import type { Logger } from 'pino';
 import type { AppDeps } from '../app-deps';
 
 const CHECK_TIMEOUT_MS = 2000;
@@ -10,12 +12,17 @@ function withTimeout<T>(work: Promise<T>): Promise<T> {
   ]);
 }
 
-async function check(work: () => Promise<unknown>): Promise<string> {
+/**
+ * `ok` or `down`. Why it is down stays in the log: driver messages name hosts, ports, users and
+ * databases, and /readyz answers anyone who can reach it.
+ */
+async function check(name: string, log: Logger, work: () => Promise<unknown>): Promise<'ok' | 'down'> {
   try {
     await withTimeout(work());
     return 'ok';
   } catch (error) {
-    return error instanceof Error ? error.message : 'failed';
+    log.warn({ err: error, check: name }, 'readiness check failed');
+    return 'down';
   }
 }
 
@@ -25,19 +32,13 @@ export function healthRoutes(deps: AppDeps): Router {
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  router.get('/readyz', async (_req, res) => {
+  router.get('/readyz', async (req, res) => {
     const [postgres, redis] = await Promise.all([
-      check(() => deps.db.$queryRaw`SELECT 1`),
-      check(() => deps.redis.ping()),
+      check('postgres', req.log, () => deps.db.$queryRaw`SELECT 1`),
+      check('redis', req.log, () => deps.redis.ping()),
     ]);
-    const ready = postgres === 'ok' && redis === 'ok';
-    res
-      .status(ready ? 200 : 503)
-      .json(
-        ready
-          ? { status: 'ready', checks: { postgres, redis } }
-          : { error: 'service_unavailable', detail: { postgres, redis } },
-      );
+    if (postgres !== 'ok' || redis !== 'ok') throw new AppError('service_unavailable', { postgres, redis });
+    res.json({ status: 'ready', checks: { postgres, redis } });
   });
   return router;
 }

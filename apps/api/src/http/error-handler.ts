@@ -3,36 +3,50 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { isBackendUnavailable } from './backend-unavailable';
 import { ERROR_STATUSES } from './error-statuses';
 
-interface BodyParserError {
-  type: string;
-  status?: number;
+/**
+ * What Express's router and body-parser throw for a bad request: http-errors' shape, a 4xx
+ * `status` and `expose: true` (its message is meant for the client). body-parser names its
+ * cases in `type`; zlib's errors, for a body not encoded as its Content-Encoding says, have
+ * no `type`, only zlib's `code`.
+ */
+interface ClientHttpError {
+  status: number;
+  type?: string;
+  code?: unknown;
 }
 
-function isBodyParserError(error: unknown): error is BodyParserError {
-  return (
-    typeof error === 'object' &&
-    error !== null &&
-    typeof (error as BodyParserError).type === 'string' &&
-    'status' in error
-  );
+function isClientHttpError(error: unknown): error is ClientHttpError {
+  if (typeof error !== 'object' || error === null) return false;
+  const { status, expose } = error as { status?: unknown; expose?: unknown };
+  return expose === true && typeof status === 'number' && status >= 400 && status < 500;
+}
+
+/** The router's failure to percent-decode a path parameter: a URIError given status 400 but no `expose`. */
+function isUndecodablePath(error: unknown): boolean {
+  return error instanceof URIError && (error as URIError & { status?: unknown }).status === 400;
+}
+
+/**
+ * A client's HTTP error as one of our codes. Besides size (413) and encoding or charset (415),
+ * everything Express and body-parser refuse is about the request body, so the rest is
+ * invalid_body, whatever their status: a new case can never become a 500.
+ */
+function fromClientHttpError(error: ClientHttpError): AppError {
+  if (error.status === 413) return new AppError('payload_too_large');
+  if (error.status === 415) return new AppError('unsupported_media_type');
+  if (error.type === 'entity.parse.failed') return new AppError('invalid_body', 'request body is not valid JSON');
+  if (error.type === undefined && typeof error.code === 'string') {
+    return new AppError('invalid_body', 'request body is not encoded as its Content-Encoding says');
+  }
+  return new AppError('invalid_body');
 }
 
 /** Turns anything thrown into the spec's Error shape; internals of unexpected errors never leave the process. */
 function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
-  if (isBodyParserError(error)) {
-    switch (error.type) {
-      case 'entity.too.large':
-        return new AppError('payload_too_large');
-      case 'encoding.unsupported':
-      case 'charset.unsupported':
-        return new AppError('unsupported_media_type');
-      case 'entity.parse.failed':
-        return new AppError('invalid_body', 'request body is not valid JSON');
-      default:
-        return new AppError('invalid_body');
-    }
-  }
+  if (isUndecodablePath(error))
+    return new AppError('invalid_path', 'a path segment is not valid percent-encoded UTF-8');
+  if (isClientHttpError(error)) return fromClientHttpError(error);
   if (isBackendUnavailable(error)) return new AppError('service_unavailable');
   return new AppError('internal_error');
 }

@@ -2,6 +2,7 @@ import type { Db } from '@booking/db';
 import { recordEvent } from '@booking/events';
 import Stripe from 'stripe';
 import { returnGiftCardPart } from '../gift-cards/return-gift-card-part';
+import { loadBookingEventSubject } from '../bookings/confirm-booking';
 import type { HoldStore } from '../holds/hold-store';
 
 /**
@@ -61,10 +62,10 @@ export async function refundForReview(
       name: 'booking.refunded',
       entityType: 'booking',
       entityId: bookingId,
-      fields: { booking_id: bookingId, amount_cents: payment.amount_cents },
+      fields: { ...(await loadBookingEventSubject(tx, bookingId)), amount_cents: payment.amount_cents },
     });
     return booking.status === 'held' ? booking : null;
   });
   // A held booking's seats were its hold's; dropping the hold frees them.
-  if (release) await deps.holds.release(release.slot_id, release.hold_id, release.guest_count);
+  if (release) await deps.holds.releaseAfterCommit(release.slot_id, release.hold_id, release.guest_count);
 }

@@ -1,5 +1,6 @@
 import type { Tx } from '@booking/db';
 import { recordEvent } from '@booking/events';
+import { loadBookingEventSubject } from '../bookings/confirm-booking';
 
 /** The booking row a refund transaction locks first (lock order: booking, slot, payment). */
 export interface LockedBooking {
@@ -177,7 +178,7 @@ export async function bookSucceededRefund(
       name: 'booking.refunded',
       entityType: 'booking',
       entityId: booking.id,
-      fields: { booking_id: booking.id, amount_cents: refundTotalCents },
+      fields: { ...(await loadBookingEventSubject(tx, booking.id)), amount_cents: refundTotalCents },
     });
   }
 
