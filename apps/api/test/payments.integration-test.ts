@@ -182,7 +182,7 @@ describe('payments', () => {
       expect(replies[0]!.body.client_secret).toMatch(new RegExp(`^${booking.paymentIntentId}_secret_`));
     });
 
-    it('when an Idempotency-Key is repeated, then the stored answer is replayed without calling Stripe, and reusing it elsewhere is 422', async () => {
+    it('when an Idempotency-Key is repeated, then the stored answer is replayed without calling Stripe, to its booking token only', async () => {
       const { experience, slot } = kayak(demo);
       const booked = await book(t, demo, experience, slot.id, 1);
       const other = await book(t, demo, experience, slot.id, 1);
@@ -192,15 +192,31 @@ describe('payments', () => {
       const first = await paymentIntent(t, booked.booking_id, booked.booking_token, ip).set('Idempotency-Key', key);
       const stripeCalls = fake.requests.length;
       const again = await paymentIntent(t, booked.booking_id, booked.booking_token, ip).set('Idempotency-Key', key);
-      const elsewhere = await paymentIntent(t, other.booking_id, other.booking_token, ip).set('Idempotency-Key', key);
+      const noToken = await request(t.app)
+        .post(`/api/embed/bookings/${booked.booking_id}/payment-intent`)
+        .set('X-Forwarded-For', ip)
+        .set('Idempotency-Key', key);
+      const othersToken = await paymentIntent(t, booked.booking_id, other.booking_token, ip).set(
+        'Idempotency-Key',
+        key,
+      );
 
       expect(first.status).toBe(200);
       expect(again.status).toBe(200);
       expect(again.headers['idempotent-replayed']).toBe('true');
       expect(again.body).toEqual(first.body);
-      expect(elsewhere.status).toBe(422);
-      expect(elsewhere.body.error).toBe('idempotency_key_reused');
+      // Authentication comes before the replay: the stored client secret needs the booking's token.
+      expect(noToken.status).toBe(401);
+      expect(noToken.body).toEqual({ error: 'invalid_token', detail: 'X-Booking-Token is required' });
+      expect(othersToken.status).toBe(401);
+      expect(JSON.stringify([noToken.body, othersToken.body])).not.toContain(first.body.client_secret);
       expect(fake.requests.length).toBe(stripeCalls);
+
+      // The same key with another booking's own token is that booking's request, not a replay.
+      const elsewhere = await paymentIntent(t, other.booking_id, other.booking_token, ip).set('Idempotency-Key', key);
+      expect(elsewhere.status).toBe(200);
+      expect(elsewhere.headers['idempotent-replayed']).toBeUndefined();
+      expect(elsewhere.body.client_secret).not.toBe(first.body.client_secret);
     });
 
     it('when the token is missing, tampered with or for another booking, then it is 401 invalid_token', async () => {

@@ -1,24 +1,25 @@
 import { Router } from 'express';
 import type { AppDeps } from '../app-deps';
-import { idempotent } from '../http/idempotency';
+import { idempotencyFor, idempotencyRef, markReplayed } from '../http/idempotency';
 import { perIpRateLimit } from '../http/rate-limit';
 import { createParser } from '../http/validation';
 import { BookingRequest } from './booking-schemas';
 import { createBooking } from './create-booking';
+import { guestCountCode } from './guest-count-code';
 
-// A guest count outside 1..200 is the spec's invalid_guest_count rather than a generic body error.
-const parseBookingRequest = createParser(BookingRequest, (problems) =>
-  problems.every((problem) => problem.field === '/guest_count') ? 'invalid_guest_count' : 'invalid_body',
-);
+const parseBookingRequest = createParser(BookingRequest, guestCountCode);
 
 export function bookingRoutes(deps: AppDeps): Router {
   const router = Router();
+  const once = idempotencyFor(deps.redis, deps.config);
   router.post(
     '/api/bookings',
     perIpRateLimit(deps.redis, { name: 'bookings', perMinute: deps.config.rateLimits.bookingsPerMinute }),
-    idempotent(deps.redis, { scope: 'booking', ttlSeconds: deps.config.idempotencyTtlSeconds }),
+    once('booking'),
     async (req, res) => {
-      res.status(201).json(await createBooking(deps, parseBookingRequest(req.body)));
+      const { booking, replayed } = await createBooking(deps, parseBookingRequest(req.body), idempotencyRef(res));
+      if (replayed) markReplayed(res);
+      res.status(201).json(booking);
     },
   );
   return router;

@@ -3,9 +3,9 @@ import type { Config } from '@booking/config';
 import { Prisma, type Db } from '@booking/db';
 import { AppError, priceBooking } from '@booking/domain';
 import { recordEvent } from '@booking/events';
-import { signToken } from '@booking/signing';
 import { applyGiftCard } from '../gift-cards/apply-gift-card';
 import type { Hold, HoldStore } from '../holds/hold-store';
+import { bookingAnswer, committedBookingAnswer } from './booking-answer';
 import type { BookingRequest, BookingResponse } from './booking-schemas';
 import { bookingEventSubject, confirmBooking } from './confirm-booking';
 import { lockSlotAndCheckSeats } from './lock-slot';
@@ -36,7 +36,26 @@ async function loadHold(holds: HoldStore, request: BookingRequest): Promise<Hold
  * unique besides). A `held` booking keeps its seats through its hold, shrunk to the booked
  * guests, until the hold expires.
  */
-export async function createBooking(deps: Deps, request: BookingRequest): Promise<BookingResponse> {
+export async function createBooking(
+  deps: Deps,
+  request: BookingRequest,
+  idempotencyRef?: string,
+): Promise<{ booking: BookingResponse; replayed: boolean }> {
+  try {
+    return { booking: await bookHold(deps, request, idempotencyRef), replayed: false };
+  } catch (error) {
+    // The hold is gone or used: maybe by an earlier run of this request that committed and
+    // died before answering (or whose answer Redis lost). Then that booking is the answer.
+    const holdUsed = error instanceof AppError && (error.code === 'hold_not_found' || error.code === 'hold_expired');
+    if (holdUsed && idempotencyRef !== undefined) {
+      const committed = await committedBookingAnswer(deps, request, idempotencyRef);
+      if (committed) return { booking: committed, replayed: true };
+    }
+    throw error;
+  }
+}
+
+async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: string | undefined) {
   const hold = await loadHold(deps.holds, request);
   const experience = await deps.db.experience.findUniqueOrThrow({
     where: { id: hold.experienceId },
@@ -118,6 +137,7 @@ export async function createBooking(deps: Deps, request: BookingRequest): Promis
           customerId,
           holdId: hold.id,
           holdExpiresAt: new Date(hold.expiresAt),
+          idempotencyRef,
           status: 'held',
           guestCount: booking.guestCount,
           notes: request.notes,
@@ -182,35 +202,12 @@ export async function createBooking(deps: Deps, request: BookingRequest): Promis
     await deps.holds.convert(hold, booking.id, booking.guestCount).catch(() => undefined);
   }
 
-  return {
-    booking_id: booking.id,
-    booking_token: signToken(deps.config.tokenSigningSecret, 'booking', {
-      subject: booking.id,
-      tenantId: booking.tenantId,
-      ttlSeconds: deps.config.bookingTokenTtlSeconds,
-    }),
-    waiver_url: experience.requiresWaiver ? waiverUrl(deps.config, booking, slot.endsAt) : null,
-    manage_token: signToken(deps.config.tokenSigningSecret, 'manage', {
-      // Bound to the customer too: a transfer to someone else ends the old owner's link.
-      subject: `${booking.id}:${customerId}`,
-      tenantId: booking.tenantId,
-      // Self-service changes are possible until the visit starts.
-      ttlSeconds: Math.max(60, Math.ceil((slot.startsAt.getTime() - Date.now()) / 1000)),
-    }),
-    status: paymentComplete ? 'confirmed' : 'held',
-    total_cents: price.totalCents,
-    currency: booking.currency,
-    gift_card_applied_cents: giftCardAppliedCents,
-    payment_complete: paymentComplete,
-  };
-}
-
-function waiverUrl(config: Config, booking: { id: string; tenantId: string }, slotEndsAt: Date): string {
-  const token = signToken(config.tokenSigningSecret, 'waiver', {
-    subject: booking.id,
-    tenantId: booking.tenantId,
-    // Guests can sign up to the day after their visit.
-    ttlSeconds: Math.max(60, Math.ceil((slotEndsAt.getTime() - Date.now()) / 1000) + 24 * 60 * 60),
+  return bookingAnswer(deps.config, {
+    ...booking,
+    customerId,
+    giftCardAppliedCents,
+    paymentComplete,
+    requiresWaiver: experience.requiresWaiver,
+    slot,
   });
-  return `${config.publicBaseUrl}/api/waivers/${token}`;
 }

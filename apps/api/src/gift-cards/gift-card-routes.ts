@@ -1,7 +1,7 @@
 import { Router, type Request } from 'express';
 import type { AppDeps } from '../app-deps';
 import { reissueGiftCard } from '../bookings/reissue-gift-card';
-import { idempotent } from '../http/idempotency';
+import { idempotencyFor } from '../http/idempotency';
 import { bookingIdParam } from '../http/path-params';
 import { createParser } from '../http/validation';
 import { operatorOf, requireRole } from '../operators/api-key-auth';
@@ -21,30 +21,13 @@ export function giftCardRoutes(deps: AppDeps): Router {
   const manager = requireRole(deps.db, 'manager');
   // Keys are the API key's, not the till's IP: tills share addresses behind a venue's router.
   const byApiKey = (req: Request) => operatorOf(req).keyId;
+  const once = idempotencyFor(deps.redis, deps.config);
 
-  router.post(
-    '/api/gift-cards/sell',
-    staff,
-    idempotent(deps.redis, {
-      scope: 'gift-card-sale',
-      ttlSeconds: deps.config.idempotencyTtlSeconds,
-      clientOf: byApiKey,
-    }),
-    async (req, res) => {
-      res.status(201).json(await sellGiftCard(deps, operatorOf(req), parseSellGiftCard(req.body)));
-    },
-  );
-  router.post(
-    '/api/bookings/:id/reissue-gift-card',
-    manager,
-    idempotent(deps.redis, {
-      scope: 'booking-reissue',
-      ttlSeconds: deps.config.idempotencyTtlSeconds,
-      clientOf: byApiKey,
-    }),
-    async (req, res) => {
-      res.json(await reissueGiftCard(deps.db, operatorOf(req), bookingIdParam(req)));
-    },
-  );
+  router.post('/api/gift-cards/sell', staff, once('gift-card-sale', byApiKey), async (req, res) => {
+    res.status(201).json(await sellGiftCard(deps, operatorOf(req), parseSellGiftCard(req.body)));
+  });
+  router.post('/api/bookings/:id/reissue-gift-card', manager, once('booking-reissue', byApiKey), async (req, res) => {
+    res.json(await reissueGiftCard(deps, operatorOf(req), bookingIdParam(req)));
+  });
   return router;
 }

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { AppDeps } from '../app-deps';
-import { idempotent } from '../http/idempotency';
+import { idempotencyFor, idempotencyRef, markReplayed } from '../http/idempotency';
 import { perIpRateLimit } from '../http/rate-limit';
 import { createParser } from '../http/validation';
 import { HoldRequest } from './hold-schemas';
@@ -10,12 +10,15 @@ const parseHoldRequest = createParser(HoldRequest);
 
 export function holdRoutes(deps: AppDeps): Router {
   const router = Router();
+  const once = idempotencyFor(deps.redis, deps.config);
   router.post(
     '/api/bookings/hold',
     perIpRateLimit(deps.redis, { name: 'holds', perMinute: deps.config.rateLimits.holdsPerMinute }),
-    idempotent(deps.redis, { scope: 'hold', ttlSeconds: deps.config.idempotencyTtlSeconds }),
+    once('hold'),
     async (req, res) => {
-      res.status(200).json(await placeHold(deps, parseHoldRequest(req.body)));
+      const { hold, replayed } = await placeHold(deps, parseHoldRequest(req.body), idempotencyRef(res));
+      if (replayed) markReplayed(res);
+      res.status(200).json(hold);
     },
   );
   return router;

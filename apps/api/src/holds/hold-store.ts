@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
 
 /** A hold as Redis keeps it. Times are milliseconds since epoch, on Redis's clock. */
 export interface Hold {
@@ -38,8 +39,12 @@ end
 `;
 
 // KEYS: slot set, hold record. ARGV: hold id, seats, seats available outside holds, ttl ms,
-// record ttl s, tenant, experience, slot.
+// record ttl s, tenant, experience, slot. A hold id that already has a record was placed by an
+// earlier run of the same request (ids of retried requests are derived from their key): that
+// hold is the answer, and nothing is added.
 const PLACE = `${NOW_MS}${SUM_LIVE}
+local existing = redis.call('HGET', KEYS[2], 'expires')
+if existing then return {2, tonumber(existing)} end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local seats = tonumber(ARGV[2])
 if live_seats(KEYS[1], now, '') + seats > tonumber(ARGV[3]) then return {0, 0} end
@@ -78,13 +83,18 @@ export class HoldStore {
   constructor(
     private readonly redis: Redis,
     private readonly ttlSeconds: number,
+    private readonly logger?: Pick<Logger, 'warn'>,
   ) {}
 
   /**
    * Atomically adds a hold if the slot's live holds plus `seats` fit in `seatsAvailable` (capacity
-   * less booked seats). Returns the expiry, or null when the seats are not there.
+   * less booked seats). Returns its expiry (`existed` when a hold with this id was already
+   * placed, which then stays as it was), or null when the seats are not there.
    */
-  async place(hold: Omit<Hold, 'expiresAt' | 'bookingId'>, seatsAvailable: number): Promise<number | null> {
+  async place(
+    hold: Omit<Hold, 'expiresAt' | 'bookingId'>,
+    seatsAvailable: number,
+  ): Promise<{ expiresAt: number; existed: boolean } | null> {
     const [placed, expiresAt] = (await this.redis.eval(
       PLACE,
       2,
@@ -99,7 +109,7 @@ export class HoldStore {
       hold.experienceId,
       hold.slotId,
     )) as [number, number];
-    return placed === 1 ? expiresAt : null;
+    return placed === 0 ? null : { expiresAt, existed: placed === 2 };
   }
 
   /** Seats held by live holds, per slot, optionally leaving one hold out. */
@@ -149,5 +159,16 @@ export class HoldStore {
   /** Stops a hold counting: its booking was confirmed (seats now in seats_booked) or cancelled. */
   async release(slotId: string, holdId: string, seats: number): Promise<void> {
     await this.redis.multi().zrem(slotKey(slotId), `${holdId}:${seats}`).del(holdKey(holdId)).exec();
+  }
+
+  /**
+   * `release` for a change that has already committed (a cancellation, a refund): the change is
+   * the truth and its answer must say so, so a Redis failure here is logged, not thrown. The
+   * hold then stops counting when it expires (HOLD_TTL_SECONDS after it was placed at most).
+   */
+  async releaseAfterCommit(slotId: string, holdId: string, seats: number): Promise<void> {
+    await this.release(slotId, holdId, seats).catch((error: unknown) => {
+      this.logger?.warn({ err: error, holdId }, 'hold not released; it stops counting when it expires');
+    });
   }
 }

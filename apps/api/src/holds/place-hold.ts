@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Db } from '@booking/db';
 import { AppError } from '@booking/domain';
 import type { HoldRequest, HoldResponse } from './hold-schemas';
@@ -14,7 +14,11 @@ import type { HoldStore } from './hold-store';
  * sees the seats in neither place. Concurrent holds do not block each other: shared locks
  * coexist and the Redis script is atomic.
  */
-export async function placeHold(deps: { db: Db; holds: HoldStore }, request: HoldRequest): Promise<HoldResponse> {
+export async function placeHold(
+  deps: { db: Db; holds: HoldStore },
+  request: HoldRequest,
+  idempotencyRef?: string,
+): Promise<{ hold: HoldResponse; replayed: boolean }> {
   const slot = await deps.db.slot.findUnique({
     where: { id: request.slot_id },
     select: {
@@ -41,8 +45,8 @@ export async function placeHold(deps: { db: Db; holds: HoldStore }, request: Hol
   }
   if (slot.startsAt.getTime() <= Date.now()) throw new AppError('slot_unavailable', 'the slot has already started');
 
-  const holdId = randomUUID();
-  const expiresAt = await deps.db.$transaction(async (tx) => {
+  const holdId = idempotencyRef === undefined ? randomUUID() : holdIdOf(idempotencyRef);
+  const placed = await deps.db.$transaction(async (tx) => {
     const [row] = await tx.$queryRaw<{ capacity: number; seats_booked: number }[]>`
       SELECT capacity, seats_booked FROM slots WHERE id = ${request.slot_id}::uuid FOR SHARE`;
     const available = row!.capacity - row!.seats_booked;
@@ -51,6 +55,18 @@ export async function placeHold(deps: { db: Db; holds: HoldStore }, request: Hol
       available,
     );
   });
-  if (expiresAt === null) throw new AppError('insufficient_capacity', 'the slot cannot supply that many seats');
-  return { hold_id: holdId, expires_at: new Date(expiresAt).toISOString() };
+  if (placed === null) throw new AppError('insufficient_capacity', 'the slot cannot supply that many seats');
+  return { hold: { hold_id: holdId, expires_at: new Date(placed.expiresAt).toISOString() }, replayed: placed.existed };
+}
+
+/**
+ * The hold id of a request with an Idempotency-Key: the same for every retry of it, so a retry
+ * whose first run placed the hold and died before answering finds that hold instead of placing
+ * a second one.
+ */
+function holdIdOf(idempotencyRef: string): string {
+  const hex = createHash('sha256').update(`hold\n${idempotencyRef}`).digest('hex');
+  // Shaped as a version-4, RFC 4122 variant uuid, like the random ones.
+  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }

@@ -1,68 +1,123 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { AppError } from '@booking/domain';
+import { openSecret, sealSecret } from '@booking/signing';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Redis } from 'ioredis';
+import { timedOut } from './request-deadline';
 
 type StoredRecord =
-  { state: 'in_flight'; fingerprint: string } | { state: 'done'; fingerprint: string; status: number; body: unknown };
+  { state: 'in_flight'; fingerprint: string } | { state: 'done'; fingerprint: string; status: number; sealed: string };
 
-// How long a request may run before its key is considered abandoned (the process died).
-const IN_FLIGHT_SECONDS = 60;
 const MAX_KEY_LENGTH = 255;
+const KEY_FORMAT = /^[\x21-\x7e]+$/;
+
+/** Headers that carry who is asking: a stored answer belongs to those credentials only. */
+const CREDENTIAL_HEADERS = ['authorization', 'x-booking-token', 'x-manage-token'] as const;
+
+export interface IdempotencyOptions {
+  /** Names the route: the same key on two routes is two requests. */
+  scope: string;
+  /** How long a finished answer is kept for retries. */
+  ttlSeconds: number;
+  /**
+   * How long a claimed key stays "in progress" if its request never answers (the process died).
+   * Must outlast the longest a request's work can run, or a retry could do it a second time.
+   */
+  inFlightSeconds: number;
+  /** Server secret that derives the record's name, the answer's sealing key and `idempotencyRef`. */
+  secret: string;
+  /** Who the key belongs to; the client IP unless the route knows better (an API key). */
+  clientOf?: (req: Request) => string;
+}
 
 function fingerprintOf(req: Request): string {
   const raw = (req as Request & { rawBody?: Buffer }).rawBody ?? Buffer.alloc(0);
   return createHash('sha256').update(`${req.method} ${req.originalUrl}\n`).update(raw).digest('hex');
 }
 
+function credentialsOf(req: Request): string {
+  return CREDENTIAL_HEADERS.map((name) => req.get(name) ?? '').join('\n');
+}
+
 /**
  * Idempotency-Key, after the IETF draft and Stripe: the first request with a key does the work
- * and its response (status and body) is kept for `ttlSeconds`; a retry with the same key and
- * body gets that response again (with `Idempotent-Replayed: true`) without repeating the work;
+ * and its answer (status and body) is kept for `ttlSeconds`; a retry with the same key and
+ * body gets that answer again (with `Idempotent-Replayed: true`) without repeating the work;
  * the same key with another body is 422 `idempotency_key_reused`; a retry while the first is
  * still running is 409 `idempotency_request_in_progress`. 5xx answers are not kept, so the
- * client can retry them. Keys are scoped to the route and the client (its IP, or whatever
- * `clientOf` returns). Without the header the request is simply not deduplicated.
+ * client can retry them. Without the header the request is simply not deduplicated.
+ *
+ * A key belongs to the route, the client and the credentials sent with it: another caller
+ * using the same key (or the same caller with another token) never sees the answer, and the
+ * route's own authentication runs before this middleware. Answers can hold bearer secrets (a
+ * sold gift card's code, a payment's client secret), so they are stored sealed with a key
+ * derived from the client's Idempotency-Key, which the server never stores: a Redis dump
+ * alone reads none of them.
+ *
+ * Redis only remembers answers. Work that commits and whose answer is then lost (the process
+ * died between the two) is found again by the use case through `idempotencyRef`, which it
+ * records with the work in PostgreSQL.
  */
-export function idempotent(
-  redis: Redis,
-  options: { scope: string; ttlSeconds: number; clientOf?: (req: Request) => string },
-): RequestHandler {
+export function idempotent(redis: Redis, options: IdempotencyOptions): RequestHandler {
   return async (req, res, next) => {
     const key = req.get('Idempotency-Key');
     if (key === undefined) return next();
-    if (key.length === 0 || key.length > MAX_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(key)) {
+    if (key.length === 0 || key.length > MAX_KEY_LENGTH || !KEY_FORMAT.test(key)) {
       throw new AppError(
         'invalid_idempotency_key',
         `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} visible ASCII characters`,
       );
     }
     const client = options.clientOf?.(req) ?? req.ip ?? 'unknown';
-    const redisKey = `idem:${options.scope}:${createHash('sha256').update(`${client}\n${key}`).digest('hex')}`;
+    const owner = `${options.scope}\n${client}\n${credentialsOf(req)}\n${key}`;
+    const derive = (purpose: string) => createHmac('sha256', options.secret).update(`${purpose}\n${owner}`);
+    const redisKey = `idem:${options.scope}:${derive('record').digest('hex')}`;
+    const sealKey = derive('seal').digest('base64url');
     const fingerprint = fingerprintOf(req);
 
     const claimed = await redis.set(
       redisKey,
       JSON.stringify({ state: 'in_flight', fingerprint }),
       'EX',
-      IN_FLIGHT_SECONDS,
+      options.inFlightSeconds,
       'NX',
     );
-    if (claimed !== 'OK') return replay(res, await redis.get(redisKey), fingerprint);
+    if (claimed !== 'OK') return replay(res, await redis.get(redisKey), fingerprint, sealKey);
 
+    res.locals.idempotencyRef = derive(`ref\n${fingerprint}`).digest('hex');
     captureResponse(res, async (status, body) => {
       if (status >= 500) {
-        await redis.del(redisKey);
-      } else {
-        const record: StoredRecord = { state: 'done', fingerprint, status, body };
-        await redis.set(redisKey, JSON.stringify(record), 'EX', options.ttlSeconds);
+        // A request that ran past its deadline may still be working: its key stays in flight
+        // until the work answers (and is stored below) or the in-flight time runs out.
+        if (!timedOut(res)) await redis.del(redisKey);
+        return;
       }
+      const record: StoredRecord = {
+        state: 'done',
+        fingerprint,
+        status,
+        sealed: sealSecret(sealKey, JSON.stringify(body)),
+      };
+      await redis.set(redisKey, JSON.stringify(record), 'EX', options.ttlSeconds);
     });
     next();
   };
 }
 
-function replay(res: Response, stored: string | null, fingerprint: string): void {
+/**
+ * Names this request's work durably: the same value for every retry with the same key, client,
+ * credentials and body, and unguessable without the server's secret. Undefined without a key.
+ */
+export function idempotencyRef(res: Response): string | undefined {
+  return res.locals.idempotencyRef as string | undefined;
+}
+
+/** Marks an answer rebuilt from committed work as a replay, as a stored one would be. */
+export function markReplayed(res: Response): void {
+  res.setHeader('Idempotent-Replayed', 'true');
+}
+
+function replay(res: Response, stored: string | null, fingerprint: string, sealKey: string): void {
   // Expired between our SET NX and GET: rare, and a conflict is a safe answer to retry.
   if (stored === null) throw new AppError('idempotency_request_in_progress');
   const record = JSON.parse(stored) as StoredRecord;
@@ -70,20 +125,41 @@ function replay(res: Response, stored: string | null, fingerprint: string): void
     throw new AppError('idempotency_key_reused', 'this Idempotency-Key was used with a different request');
   }
   if (record.state === 'in_flight') throw new AppError('idempotency_request_in_progress');
-  res.setHeader('Idempotent-Replayed', 'true');
-  res.status(record.status).json(record.body);
+  markReplayed(res);
+  res.status(record.status).json(JSON.parse(openSecret(sealKey, record.sealed)));
 }
 
 /**
  * Holds back the JSON response until it is stored, so a retry that arrives right after the
- * answer always finds it.
+ * answer always finds it. When the request deadline already answered 503, the late answer is
+ * still stored (for the retry) but not sent.
  */
 function captureResponse(res: Response, store: (status: number, body: unknown) => Promise<void>): void {
   const send = res.json.bind(res);
   res.json = (body: unknown) => {
     store(res.statusCode, body)
       .catch((error: unknown) => res.req.log.warn({ err: error }, 'could not store idempotent response'))
-      .finally(() => send(body));
+      .finally(() => {
+        if (!res.headersSent) send(body);
+      });
     return res;
   };
+}
+
+/**
+ * The routes' way to ask for idempotency: `once('scope')`, or `once('scope', byApiKey)` where
+ * callers are better told apart by their API key than by their address.
+ */
+export function idempotencyFor(
+  redis: Redis,
+  config: { idempotencyTtlSeconds: number; idempotencyInFlightSeconds: number; tokenSigningSecret: string },
+): (scope: string, clientOf?: (req: Request) => string) => RequestHandler {
+  return (scope, clientOf) =>
+    idempotent(redis, {
+      scope,
+      clientOf,
+      ttlSeconds: config.idempotencyTtlSeconds,
+      inFlightSeconds: config.idempotencyInFlightSeconds,
+      secret: config.tokenSigningSecret,
+    });
 }

@@ -11,7 +11,11 @@ export interface PaymentIntentResponse {
   currency: string;
 }
 
-function bookingIdFromToken(config: Config, token: string | undefined, bookingId: string): string {
+/**
+ * The tenant of the booking `token` was issued for, or 401. Runs before anything else on the
+ * route, Idempotency-Key replays included: a stored answer holds the client secret.
+ */
+export function authenticateBookingToken(config: Config, token: string | undefined, bookingId: string): string {
   if (!token) throw new AppError('invalid_token', 'X-Booking-Token is required');
   try {
     const claims = verifyToken(config.tokenSigningSecret, 'booking', token);
@@ -30,12 +34,10 @@ function bookingIdFromToken(config: Config, token: string | undefined, bookingId
  */
 export async function createPaymentIntent(
   deps: { db: Db; config: Config; stripe: Stripe | null },
-  bookingId: string,
-  bookingToken: string | undefined,
+  payable: { bookingId: string; tenantId: string },
 ): Promise<PaymentIntentResponse> {
-  const tenantId = bookingIdFromToken(deps.config, bookingToken, bookingId);
   if (!deps.stripe) throw new AppError('payments_not_configured', 'STRIPE_SECRET_KEY is not set');
-  const booking = await deps.db.booking.findFirst({ where: { id: bookingId, tenantId } });
+  const booking = await deps.db.booking.findFirst({ where: { id: payable.bookingId, tenantId: payable.tenantId } });
   if (!booking) throw new AppError('booking_not_found');
   if (booking.status !== 'held') throw new AppError('booking_not_payable', `the booking is ${booking.status}`);
 

@@ -2,19 +2,28 @@ import { AppError } from '@booking/domain';
 import express, { Router } from 'express';
 import type Stripe from 'stripe';
 import type { AppDeps } from '../app-deps';
-import { idempotent } from '../http/idempotency';
+import { idempotencyFor } from '../http/idempotency';
 import { bookingIdParam } from '../http/path-params';
-import { createPaymentIntent } from './create-payment-intent';
+import { authenticateBookingToken, createPaymentIntent } from './create-payment-intent';
 import { handlePaymentSucceeded } from './handle-payment-succeeded';
 import { reconcileProviderRefunds } from '../refunds/reconcile-provider-refunds';
 
 export function paymentIntentRoutes(deps: AppDeps): Router {
   const router = Router();
+  const once = idempotencyFor(deps.redis, deps.config);
   router.post(
     '/api/embed/bookings/:id/payment-intent',
-    idempotent(deps.redis, { scope: 'payment-intent', ttlSeconds: deps.config.idempotencyTtlSeconds }),
-    async (req, res) => {
-      res.json(await createPaymentIntent(deps, bookingIdParam(req), req.get('X-Booking-Token')));
+    (req, res, next) => {
+      const bookingId = bookingIdParam(req);
+      res.locals.payable = {
+        bookingId,
+        tenantId: authenticateBookingToken(deps.config, req.get('X-Booking-Token'), bookingId),
+      };
+      next();
+    },
+    once('payment-intent'),
+    async (_req, res) => {
+      res.json(await createPaymentIntent(deps, res.locals.payable as { bookingId: string; tenantId: string }));
     },
   );
   return router;

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { AppDeps } from '../app-deps';
-import { idempotent } from '../http/idempotency';
+import { idempotencyFor } from '../http/idempotency';
 import { idParam } from '../http/path-params';
 import { createParser } from '../http/validation';
 import { operatorOf, requireRole } from '../operators/api-key-auth';
@@ -16,12 +16,8 @@ export function refundRoutes(deps: AppDeps): Router {
   const router = Router();
   const manager = requireRole(deps.db, 'manager');
   // After requireRole: retries are deduplicated per API key.
-  const once = (scope: string) =>
-    idempotent(deps.redis, {
-      scope,
-      ttlSeconds: deps.config.idempotencyTtlSeconds,
-      clientOf: (req) => operatorOf(req).keyId,
-    });
+  const idempotent = idempotencyFor(deps.redis, deps.config);
+  const once = (scope: string) => idempotent(scope, (req) => operatorOf(req).keyId);
 
   router.post('/api/payments/refunds', manager, once('refunds'), async (req, res) => {
     const body = parseRefund(req.body);

@@ -1,0 +1,81 @@
+import type { Config } from '@booking/config';
+import type { Db } from '@booking/db';
+import { signToken } from '@booking/signing';
+import type { BookingRequest, BookingResponse } from './booking-schemas';
+
+/** What POST /api/bookings answers about a booking it created. */
+export interface CreatedBooking {
+  id: string;
+  tenantId: string;
+  customerId: string;
+  totalCents: number;
+  currency: string;
+  giftCardAppliedCents: number;
+  /** A gift card covered the whole total, so the booking was confirmed at once. */
+  paymentComplete: boolean;
+  requiresWaiver: boolean;
+  slot: { startsAt: Date; endsAt: Date };
+}
+
+/** The answer to the request that created `booking`; its tokens are signed afresh each time. */
+export function bookingAnswer(config: Config, booking: CreatedBooking): BookingResponse {
+  return {
+    booking_id: booking.id,
+    booking_token: signToken(config.tokenSigningSecret, 'booking', {
+      subject: booking.id,
+      tenantId: booking.tenantId,
+      ttlSeconds: config.bookingTokenTtlSeconds,
+    }),
+    waiver_url: booking.requiresWaiver ? waiverUrl(config, booking, booking.slot.endsAt) : null,
+    manage_token: signToken(config.tokenSigningSecret, 'manage', {
+      // Bound to the customer too: a transfer to someone else ends the old owner's link.
+      subject: `${booking.id}:${booking.customerId}`,
+      tenantId: booking.tenantId,
+      // Self-service changes are possible until the visit starts.
+      ttlSeconds: Math.max(60, Math.ceil((booking.slot.startsAt.getTime() - Date.now()) / 1000)),
+    }),
+    status: booking.paymentComplete ? 'confirmed' : 'held',
+    total_cents: booking.totalCents,
+    currency: booking.currency,
+    gift_card_applied_cents: booking.giftCardAppliedCents,
+    payment_complete: booking.paymentComplete,
+  };
+}
+
+/**
+ * The answer of an earlier run of this very request whose booking committed but whose answer
+ * never reached the client (the process died in between, or Redis lost the stored answer).
+ * Found through the Idempotency-Key's reference stored with the booking, and only while the
+ * booking still belongs to the customer who asked: a transferred booking is no longer theirs.
+ */
+export async function committedBookingAnswer(
+  deps: { db: Db; config: Config },
+  request: BookingRequest,
+  idempotencyRef: string,
+): Promise<BookingResponse | null> {
+  const booking = await deps.db.booking.findUnique({
+    where: { holdId: request.hold_id },
+    include: {
+      customer: { select: { email: true } },
+      experience: { select: { requiresWaiver: true } },
+      slot: { select: { startsAt: true, endsAt: true } },
+    },
+  });
+  if (!booking || booking.idempotencyRef !== idempotencyRef) return null;
+  if (booking.customer.email !== request.customer.email.trim().toLowerCase()) return null;
+  return bookingAnswer(deps.config, {
+    ...booking,
+    paymentComplete: booking.giftCardId !== null && booking.giftCardAppliedCents === booking.totalCents,
+    requiresWaiver: booking.experience.requiresWaiver,
+  });
+}
+
+function waiverUrl(config: Config, booking: { id: string; tenantId: string }, slotEndsAt: Date): string {
+  const token = signToken(config.tokenSigningSecret, 'waiver', {
+    subject: booking.id,
+    tenantId: booking.tenantId,
+    // Guests can sign up to the day after their visit.
+    ttlSeconds: Math.max(60, Math.ceil((slotEndsAt.getTime() - Date.now()) / 1000) + 24 * 60 * 60),
+  });
+  return `${config.publicBaseUrl}/api/waivers/${token}`;
+}

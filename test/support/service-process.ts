@@ -1,0 +1,120 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+/** One of the apps (the API, the dispatcher) running as its own OS process, for crash tests. */
+export interface ServiceProcess {
+  name: string;
+  child: ChildProcess;
+  /** Resolves with the exit code or signal once the process is gone. */
+  exited: Promise<string>;
+  /** The last lines it printed, for failure messages. */
+  output: string[];
+  /** SIGKILL: no shutdown handler, no finally blocks, sockets torn down by the kernel. */
+  kill(): Promise<void>;
+  /** SIGTERM, the graceful shutdown; SIGKILL if it is still there after `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+const running = new Set<ServiceProcess>();
+// Should the test process itself go away, take its children with it.
+process.once('exit', () => {
+  for (const service of running) service.child.kill('SIGKILL');
+});
+
+/** A port nothing listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Starts `entry` (a path from the repository root) with `env` on top of this process's
+ * environment and waits until `readyUrl` answers 200.
+ *
+ * It runs node with tsx's loader directly rather than `node_modules/.bin/tsx`: the tsx CLI runs
+ * the program in a second node process, and a SIGKILL of the CLI would leave that one running.
+ */
+export async function startServiceProcess(options: {
+  name: string;
+  entry: string;
+  env: Record<string, string>;
+  readyUrl: string;
+  readyWithinMs?: number;
+}): Promise<ServiceProcess> {
+  const { name, readyUrl, readyWithinMs = 30_000 } = options;
+  const child = spawn(process.execPath, ['--import', 'tsx', options.entry], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const keep = (chunk: Buffer) => {
+    for (const line of chunk.toString().split('\n').filter(Boolean)) {
+      output.push(line.slice(0, 400));
+      if (output.length > 20) output.shift();
+    }
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(signal ?? `exit ${code}`)),
+  );
+
+  const gone = () => child.exitCode !== null || child.signalCode !== null;
+  const handle: ServiceProcess = {
+    name,
+    child,
+    exited,
+    output,
+    async kill() {
+      if (!gone()) child.kill('SIGKILL');
+      await exited;
+      running.delete(handle);
+    },
+    async stop(graceMs = 10_000) {
+      if (!gone()) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+        await exited;
+        clearTimeout(timer);
+      }
+      running.delete(handle);
+    },
+  };
+  running.add(handle);
+
+  const deadline = Date.now() + readyWithinMs;
+  for (;;) {
+    if (gone()) {
+      running.delete(handle);
+      throw new Error(`${name} exited before it was ready:\n${output.join('\n')}`);
+    }
+    if (Date.now() > deadline) {
+      await handle.kill();
+      throw new Error(`${name} was not ready within ${readyWithinMs} ms:\n${output.join('\n')}`);
+    }
+    try {
+      const res = await fetch(readyUrl, { signal: AbortSignal.timeout(1_000) });
+      if (res.status === 200) return handle;
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+}
+
+/** SIGKILLs every service process still running: for afterAll, and after a failed test. */
+export async function killAllServiceProcesses(): Promise<void> {
+  await Promise.all([...running].map((service) => service.kill()));
+}
