@@ -3,7 +3,7 @@ import request from 'supertest';
 import Stripe from 'stripe';
 import type { DemoTenant } from '@booking/db';
 import { EVENT_SCHEMA_VERSIONS } from '@booking/events';
-import { hashGiftCardCode, normalizeGiftCardCode } from '@booking/signing';
+import { hashGiftCardCode, normalizeGiftCardCode, openSecret } from '@booking/signing';
 import { bookingBody, placeHold } from './support/booking-flow';
 import { signedPaymentSucceededEvent, startFakeStripe, stopFakeStripe, type FakeStripe } from './support/fake-stripe';
 import { stripeEnv } from './support/card-payments';
@@ -66,10 +66,17 @@ describe('gift card operations', () => {
     payment_method: 'card',
     payment_reference: reference,
   });
-  /** A card payment that really happened: a PaymentIntent the fake provider marks succeeded. */
+  /**
+   * A card payment that really happened: a PaymentIntent made for a gift card sale of `demo` (as
+   * the till's own Stripe integration makes it), which the fake provider marks succeeded.
+   */
   async function paidIntent(amountCents: number, options: { succeed?: boolean } = {}): Promise<string> {
     const stripe = new Stripe('sk_test_x', { host: '127.0.0.1', port: fake.port, protocol: 'http' });
-    const intent = await stripe.paymentIntents.create({ amount: amountCents, currency: 'usd' });
+    const intent = await stripe.paymentIntents.create({
+      amount: amountCents,
+      currency: 'usd',
+      metadata: { tenant_id: demo.tenant.id, purpose: 'gift_card_sale' },
+    });
     if (options.succeed !== false) fake.succeed(intent.id);
     return intent.id;
   }
@@ -436,16 +443,21 @@ describe('gift card operations', () => {
       const reissued = await eventsOf(booked.bookingId, 'booking.reissued');
       expect(reissued).toHaveLength(1);
       expect(reissued[0]!.tenantId).toBe(demo.tenant.id);
-      expect(reissued[0]!.data).toEqual({
+      expect(reissued[0]!.data).toMatchObject({
         event_id: reissued[0]!.id,
         schema_version: EVENT_SCHEMA_VERSIONS['booking.reissued'],
         entity_type: 'booking',
         entity_id: booked.bookingId,
         booking_id: booked.bookingId,
         new_gift_card_id: res.body.gift_card.id,
-        new_gift_card_code: res.body.gift_card.code,
         amount_cents: booked.totalCents,
         actor_user_id: await keyIdOf(t, demo.api_keys.manager),
+      });
+      // The code is delivered (the dispatcher opens it into the data) but kept sealed at rest.
+      expect(reissued[0]!.data).not.toHaveProperty('new_gift_card_code');
+      expect(JSON.stringify(reissued[0])).not.toContain(res.body.gift_card.code);
+      expect(JSON.parse(openSecret(t.deps.config.webhooks.secretKey, reissued[0]!.sealedData!))).toEqual({
+        new_gift_card_code: res.body.gift_card.code,
       });
       expect(await eventsOf(booked.bookingId, 'booking.cancelled')).toHaveLength(0);
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { DemoTenant } from '@booking/db';
-import { SUBSCRIBABLE_EVENTS } from '@booking/events';
+import { recordEvent, SUBSCRIBABLE_EVENTS } from '@booking/events';
 import { generateWebhookSecret, sealSecret } from '@booking/signing';
 import { seedTenant } from '../../api/test/support/test-app';
 // The receivers' own package: not a dependency of the dispatcher, so imported by path.
@@ -145,6 +145,37 @@ describe('webhook delivery through the dispatcher', () => {
       expect(delivery).toMatchObject({ endpointId: endpoint.id, eventId: event.id, attemptCount: 1, isTest: false });
       const attempts = await attemptsOf(envelope.id);
       expect(attempts).toMatchObject([{ attemptNumber: 1, statusCode: 200, succeeded: true, responseBody: 'ok' }]);
+    });
+
+    it('when an event has sealed fields (a reissued gift card code), then the receiver gets them in data while the outbox keeps them sealed', async () => {
+      const tenant = await newTenant();
+      const r = await receiver();
+      const endpoint = await tenant.createEndpoint(r.url, ['booking.reissued']);
+      const bookingId = randomUUID();
+      const code = 'ABCD-1234-EFGH-5678';
+
+      const eventId = await db().$transaction((tx) =>
+        recordEvent(tx, {
+          tenantId: tenant.tenantId,
+          name: 'booking.reissued',
+          entityType: 'booking',
+          entityId: bookingId,
+          fields: { booking_id: bookingId, amount_cents: 500 },
+          secretFields: { new_gift_card_code: code },
+          secretKey: h.t.deps.config.webhooks.secretKey,
+        }),
+      );
+
+      const [received] = await r.waitForCount(1);
+      const envelope = verifyWebhook({
+        rawBody: received!.rawBody,
+        headers: received!.headers,
+        secrets: endpoint.signing_secret,
+      });
+      expect(envelope.data).toMatchObject({ event_id: eventId, booking_id: bookingId, new_gift_card_code: code });
+      const stored = await db().event.findUniqueOrThrow({ where: { id: eventId } });
+      expect(JSON.stringify(stored)).not.toContain(code);
+      expect(stored.sealedData).toMatch(/^v1\./);
     });
 
     it('when bookings are created, confirmed, checked in and cancelled, then each endpoint gets exactly the subscribed events, never booking.checked_in, and another tenant gets nothing', async () => {

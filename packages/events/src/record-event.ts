@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Prisma, Tx } from '@booking/db';
+import { sealSecret } from '@booking/signing';
 import { EVENT_SCHEMA_VERSIONS, type EventName } from './catalogue';
+
+/**
+ * Data fields that are bearer secrets. They are delivered like any other field, but the outbox
+ * keeps them sealed with `secretKey` (WEBHOOK_SECRET_KEY): whoever reads the events table or a
+ * backup of it reads no code that spends money.
+ */
+type SecretFields = { secretFields?: undefined } | { secretFields: Record<string, string>; secretKey: string };
 
 /**
  * Writes an event to the outbox inside the caller's transaction, so the event exists if and only
@@ -15,7 +23,7 @@ export async function recordEvent(
     entityType: 'booking' | 'customer' | 'wallet' | 'membership' | 'order' | 'shift';
     entityId: string;
     fields: Record<string, Prisma.InputJsonValue | null>;
-  },
+  } & SecretFields,
 ): Promise<string> {
   const id = randomUUID();
   const schemaVersion = EVENT_SCHEMA_VERSIONS[event.name];
@@ -27,6 +35,7 @@ export async function recordEvent(
       entityType: event.entityType,
       entityId: event.entityId,
       schemaVersion,
+      sealedData: event.secretFields ? sealSecret(event.secretKey, JSON.stringify(event.secretFields)) : null,
       data: {
         event_id: id,
         schema_version: schemaVersion,

@@ -1,9 +1,11 @@
+import type { Config } from '@booking/config';
 import type { Db, Tx } from '@booking/db';
 import { AppError } from '@booking/domain';
 import { recordEvent } from '@booking/events';
 import type { ReissueGiftCardResponse } from '../gift-cards/gift-card-schemas';
 import { issueGiftCard } from '../gift-cards/issue-gift-card';
 import type { Operator } from '../operators/api-key-auth';
+import { loadBookingEventSubject } from './confirm-booking';
 
 /**
  * Cancels a confirmed booking and gives its paid amount back as a new gift card, instead of a
@@ -19,8 +21,12 @@ import type { Operator } from '../operators/api-key-auth';
  * booking.reissued already means "booking cancelled and paid amount reissued". A receiver that
  * tracks cancellations subscribes to both.
  */
-export async function reissueGiftCard(db: Db, operator: Operator, bookingId: string): Promise<ReissueGiftCardResponse> {
-  return db.$transaction(async (tx) => {
+export async function reissueGiftCard(
+  deps: { db: Db; config: Config },
+  operator: Operator,
+  bookingId: string,
+): Promise<ReissueGiftCardResponse> {
+  return deps.db.$transaction(async (tx) => {
     const booking = await lockBooking(tx, operator.tenantId, bookingId);
     if (!booking) throw new AppError('booking_not_found');
     if (booking.status !== 'confirmed') {
@@ -46,13 +52,15 @@ export async function reissueGiftCard(db: Db, operator: Operator, bookingId: str
       entityType: 'booking',
       entityId: bookingId,
       fields: {
-        booking_id: bookingId,
+        ...(await loadBookingEventSubject(tx, bookingId)),
         new_gift_card_id: card.id,
-        // The one event that carries a code: the spec lists it, for receivers that send it on.
-        new_gift_card_code: card.code,
         amount_cents: paidCents,
         actor_user_id: operator.keyId,
       },
+      // The one event that carries a code (the catalogue lists it, for receivers that send it
+      // on). A code is a bearer secret: the outbox keeps it sealed, like signing secrets.
+      secretFields: { new_gift_card_code: card.code },
+      secretKey: deps.config.webhooks.secretKey,
     });
 
     return {

@@ -1,4 +1,5 @@
 import type { Db, Prisma } from '@booking/db';
+import { openSecret } from '@booking/signing';
 
 type DeliveryWithEvent = Prisma.WebhookDeliveryGetPayload<{ include: { event: true } }>;
 
@@ -32,4 +33,18 @@ export async function buildEnvelope(db: Db, delivery: DeliveryWithEvent): Promis
     }
   }
   return { id: delivery.id, event: delivery.eventName, emitted_at: delivery.event.createdAt.toISOString(), data };
+}
+
+/**
+ * The envelope with the event's sealed fields (bearer secrets such as a reissued gift card's
+ * code) opened into its data, for sending only. Throws when they cannot be opened.
+ */
+export function withSecretFields(
+  envelope: Record<string, unknown>,
+  sealedData: string | null | undefined,
+  secretKey: string,
+): Record<string, unknown> {
+  if (!sealedData) return envelope;
+  const secrets = JSON.parse(openSecret(secretKey, sealedData)) as Record<string, string>;
+  return { ...envelope, data: { ...(envelope.data as Record<string, unknown>), ...secrets } };
 }

@@ -5,7 +5,7 @@ import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { postWebhook } from '../delivery/post-webhook';
 import type { DispatcherMetrics } from '../metrics';
-import { buildEnvelope } from './build-envelope';
+import { buildEnvelope, withSecretFields } from './build-envelope';
 import { recordAttempt } from './record-attempt';
 import { signedHeaders } from './signed-headers';
 
@@ -42,10 +42,12 @@ export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>, toke
     return;
   }
 
-  const body = JSON.stringify(await buildEnvelope(db, delivery));
+  const envelope = await buildEnvelope(db, delivery);
   const startedAt = new Date();
+  let body = '';
   let headers: Record<string, string> | null = null;
   try {
+    body = JSON.stringify(withSecretFields(envelope, delivery.event?.sealedData, config.webhooks.secretKey));
     headers = signedHeaders({
       deliveryId: delivery.id,
       eventName: delivery.eventName,
@@ -55,9 +57,9 @@ export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>, toke
       now: startedAt.getTime(),
     });
   } catch (error) {
-    deps.logger.error({ err: error, endpointId: endpoint.id }, 'cannot open the endpoint signing secret');
+    deps.logger.error({ err: error, endpointId: endpoint.id }, 'cannot open a sealed secret of this delivery');
   }
-  // An unreadable secret (WEBHOOK_SECRET_KEY changed) is a failed attempt like any other, so it
+  // An unreadable secret (WEBHOOK_SECRET_KEY changed: the endpoint's or the event's sealed fields) is a failed attempt like any other, so it
   // shows in the delivery log and runs out on the schedule instead of looping unseen.
   const result = headers
     ? await postWebhook({
@@ -72,7 +74,7 @@ export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>, toke
         statusCode: null,
         durationMs: 0,
         responseBody: null,
-        error: 'signing secret cannot be decrypted (was WEBHOOK_SECRET_KEY changed?)',
+        error: 'a sealed secret cannot be decrypted (was WEBHOOK_SECRET_KEY changed?)',
       };
   metrics.attemptSeconds.observe({ ok: String(result.ok) }, result.durationMs / 1000);
 
