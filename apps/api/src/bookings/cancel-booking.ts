@@ -4,6 +4,7 @@ import { recordEvent } from '@booking/events';
 import { returnGiftCardPart } from '../gift-cards/return-gift-card-part';
 import type { HoldStore } from '../holds/hold-store';
 import type { Operator } from '../operators/api-key-auth';
+import { loadBookingEventSubject } from './confirm-booking';
 
 /**
  * Cancels a held or confirmed booking of the operator's tenant. No refund is issued (refunds are
@@ -31,11 +32,12 @@ export async function cancelBooking(deps: { db: Db; holds: HoldStore }, operator
       name: 'booking.cancelled',
       entityType: 'booking',
       entityId: bookingId,
-      fields: { booking_id: bookingId, cancelled_by_user_id: operator.keyId },
+      fields: { ...(await loadBookingEventSubject(tx, bookingId)), cancelled_by_user_id: operator.keyId },
     });
     return row;
   });
   // A held booking's seats were its hold's; dropping the hold frees them.
-  if (booking.status === 'held') await deps.holds.release(booking.slot_id, booking.hold_id, booking.guest_count);
+  if (booking.status === 'held')
+    await deps.holds.releaseAfterCommit(booking.slot_id, booking.hold_id, booking.guest_count);
   return { booking_id: bookingId, status: 'cancelled' as const };
 }

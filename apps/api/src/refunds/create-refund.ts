@@ -86,7 +86,7 @@ export async function recordProviderAnswer(
       return settleRefund(tx, booking, refundId, answer);
     });
     if (settled.release)
-      await deps.holds.release(settled.release.slotId, settled.release.holdId, settled.release.seats);
+      await deps.holds.releaseAfterCommit(settled.release.slotId, settled.release.holdId, settled.release.seats);
   }
 
   const body = await refundView(deps.db, refundId);

@@ -33,7 +33,7 @@ export async function reconcileProviderRefunds(deps: Deps, event: ProviderRefund
     }
     return found;
   });
-  for (const release of releases) await deps.holds.release(release.slotId, release.holdId, release.seats);
+  for (const release of releases) await deps.holds.releaseAfterCommit(release.slotId, release.holdId, release.seats);
 }
 
 /** Recent API versions leave `refunds` out of the charge; then they are asked for. */
