@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
-import { redactWaiverUrl } from '../waivers/redact-waiver-url';
+import { redactUrl } from './redact-url';
 
 const REQUEST_ID = /^[\w.-]{1,128}$/;
 
@@ -22,11 +22,11 @@ export function requestLogger(logger: Logger) {
       error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
     // Only what helps to debug; never headers, where keys and tokens travel.
     serializers: {
-      // The waiver token in its path is a guest's credential.
+      // Tokens travel in some paths and personal data in some queries: see redactUrl.
       req: (req: { id: string; method: string; url: string }) => ({
         id: req.id,
         method: req.method,
-        url: redactWaiverUrl(req.url),
+        url: redactUrl(req.url),
       }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
     },

@@ -1,0 +1,38 @@
+import { Writable } from 'node:stream';
+import { createLogger } from './create-logger';
+
+function capture() {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { logger: createLogger('info', 'test', stream), lines };
+}
+
+describe('createLogger', () => {
+  it('when an error with a diagnostic code is logged, then the code stays readable', () => {
+    const { logger, lines } = capture();
+    const error = Object.assign(new Error('incorrect header check'), { code: 'Z_DATA_ERROR' });
+    logger.error({ err: error, detail: { code: 'P2028' } }, 'request failed');
+    expect((lines[0]!.err as { code: string }).code).toBe('Z_DATA_ERROR');
+    expect((lines[0]!.detail as { code: string }).code).toBe('P2028');
+  });
+
+  it('when a gift card code or a credential is logged by mistake, then it is redacted', () => {
+    const { logger, lines } = capture();
+    logger.info({
+      body: { gift_card_code: 'GC-SECRET-1', new_gift_card_code: 'GC-SECRET-2', token: 't1.a.b' },
+      gift_card: { id: 'card', code: 'GC-SECRET-3' },
+      answer: { gift_card: { code: 'GC-SECRET-4' } },
+      req: { headers: { authorization: 'Bearer svc_x.y' } },
+    });
+    const text = JSON.stringify(lines[0]);
+    for (const secret of ['GC-SECRET-1', 'GC-SECRET-2', 'GC-SECRET-3', 'GC-SECRET-4', 't1.a.b', 'svc_x.y']) {
+      expect(text).not.toContain(secret);
+    }
+    expect(text).toContain('"id":"card"');
+  });
+});
