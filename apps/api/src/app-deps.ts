@@ -1,9 +1,11 @@
+import { systemLookupAll, type LookupAll } from '@booking/address-policy';
 import type { Config } from '@booking/config';
 import { createPrismaClient, createRedis, type Db, type Redis } from '@booking/db';
-import { createDeliveryQueue, queueConnection, type DeliveryQueue } from '@booking/webhook-queue';
+import { createDeliveryQueue, producerConnection, type DeliveryQueue } from '@booking/webhook-queue';
 import { createLogger, type Logger } from '@booking/logging';
 import type Stripe from 'stripe';
 import { HoldStore } from './holds/hold-store';
+import { refuseStatementPastDeadline, transactionsWithinDeadline } from './http/request-deadline';
 import { createStripe } from './payments/stripe-client';
 
 /** What the routes and use-cases run on; made once per process (or per test app). */
@@ -17,33 +19,46 @@ export interface AppDeps {
   stripe: Stripe | null;
   /** Where test deliveries, redeliveries and resumed deliveries are queued for the dispatcher. */
   deliveryQueue: DeliveryQueue;
-  /** The queue's own connection: BullMQ needs one that retries forever, unlike `redis`. */
+  /** The queue's own connection, a producer's: like `redis` it fails fast while Redis is away. */
   queueRedis: Redis;
+  /** Resolves webhook receiver names at subscription; tests pass one that never queries DNS. */
+  lookupHost: LookupAll;
 }
 
 export function createAppDeps(config: Config): AppDeps {
   const logger = createLogger(config.logLevel, 'api');
-  const redis = createRedis(config.redisUrl);
+  const redis = createRedis(config.redisUrl, config.redisTimeouts);
   // Requests that need Redis fail with 503 while it is away; without a listener ioredis would
   // also print every failed reconnect as an unhandled error.
   redis.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
-  const queueRedis = queueConnection(config.redisUrl);
+  const queueRedis = producerConnection(config.redisUrl, config.redisTimeouts);
   queueRedis.on('error', (error: Error) => logger.warn({ err: error }, 'queue redis connection error'));
-  const deliveryQueue = createDeliveryQueue(queueRedis, config.queuePrefix);
+  const deliveryQueue = createDeliveryQueue(queueRedis, config.queuePrefix, { failFast: true });
   deliveryQueue.on('error', (error: Error) => logger.warn({ err: error }, 'delivery queue error'));
   return {
     config,
-    db: createPrismaClient(config.databaseUrl, { poolSize: config.dbPoolSize }),
+    db: transactionsWithinDeadline(
+      createPrismaClient(config.databaseUrl, {
+        poolSize: config.dbPoolSize,
+        ...config.dbTimeouts,
+        refuseStatement: refuseStatementPastDeadline,
+      }),
+      config.dbTimeouts,
+    ),
     redis,
     logger,
-    holds: new HoldStore(redis, config.holdTtlSeconds),
+    holds: new HoldStore(redis, config.holdTtlSeconds, logger),
     stripe: createStripe(config),
     deliveryQueue,
     queueRedis,
+    lookupHost: systemLookupAll,
   };
 }
 
 export async function closeAppDeps(deps: AppDeps): Promise<void> {
   await deps.deliveryQueue.close();
-  await Promise.allSettled([deps.db.$disconnect(), deps.redis.quit(), deps.queueRedis.quit()]);
+  // QUIT needs an answer; from a Redis that gives none the connection is dropped instead, which
+  // also stops it reconnecting.
+  const quit = (redis: Redis) => redis.quit().catch(() => redis.disconnect());
+  await Promise.allSettled([deps.db.$disconnect(), quit(deps.redis), quit(deps.queueRedis)]);
 }

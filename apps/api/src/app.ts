@@ -7,6 +7,7 @@ import { giftCardRoutes } from './gift-cards/gift-card-routes';
 import { healthRoutes } from './health/health-routes';
 import { holdRoutes } from './holds/hold-routes';
 import { errorHandler, notFoundHandler } from './http/error-handler';
+import { requestDeadline } from './http/request-deadline';
 import { requestLogger } from './http/request-logger';
 import { docsRoutes } from './openapi/docs-routes';
 import { operatorBookingRoutes } from './bookings/operator-booking-routes';
@@ -24,6 +25,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.set('trust proxy', deps.config.trustProxy);
 
   app.use(requestLogger(deps.logger));
+  app.use(requestDeadline(deps.config.requestTimeoutMs));
   app.use(stripeWebhookRoutes(deps));
   app.use(
     express.json({

@@ -16,8 +16,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 // process on the same PostgreSQL and Redis. Every client retries with its own key and body
 // until it gets an answer: each must get the work its first request committed, and no work may
 // be done twice.
-const IN_FLIGHT_SECONDS = 2;
-const RETRY_WINDOW_MS = 20_000;
+const IN_FLIGHT_SECONDS = 12;
+const RETRY_WINDOW_MS = 30_000;
 
 interface Answer {
   status: number;
@@ -37,7 +37,12 @@ describe('kill -9 of the API mid-burst, then retries with the same Idempotency-K
     env = {
       PORT: String(port),
       TRUST_PROXY: '1',
+      // In flight for less than the default minute, so the test waits seconds, not a minute:
+      // the deadline and transaction bounds shrink with it (the settings must add up).
       IDEMPOTENCY_IN_FLIGHT_SECONDS: String(IN_FLIGHT_SECONDS),
+      REQUEST_TIMEOUT_MS: '6000',
+      DB_CONNECT_TIMEOUT_MS: '2000',
+      DB_TRANSACTION_TIMEOUT_MS: '5000',
       RATE_LIMIT_HOLDS_PER_MINUTE: '10000',
       RATE_LIMIT_BOOKINGS_PER_MINUTE: '10000',
     };
@@ -122,7 +127,7 @@ describe('kill -9 of the API mid-burst, then retries with the same Idempotency-K
     expect(finals.map((f) => f.status)).toEqual(requests.map(() => 201));
     expect(bookings).toHaveLength(requests.length);
     requests.forEach((r, i) => expect(finals[i]!.body.booking_id).toBe(bookingOfHold.get(r.holdId)));
-  });
+  }, 60_000);
 
   it('when holds are cut off, then a retry with the key returns the hold its first run placed, and no seat is held twice', async () => {
     const { experience } = kayak(demo);
@@ -153,7 +158,7 @@ describe('kill -9 of the API mid-burst, then retries with the same Idempotency-K
     requests.forEach((_, i) => {
       if (firstAnswers[i]?.status === 200) expect(finals[i]!.body.hold_id).toBe(firstAnswers[i]!.body.hold_id);
     });
-  });
+  }, 60_000);
 });
 
 function countBy(values: number[]): Record<string, number> {

@@ -19,7 +19,7 @@ export async function startDispatcher(
   logger: Logger,
   options: { metrics?: boolean } = {},
 ): Promise<Dispatcher> {
-  const db = createPrismaClient(config.databaseUrl, { poolSize: config.dbPoolSize });
+  const db = createPrismaClient(config.databaseUrl, { poolSize: config.dbPoolSize, ...config.dbTimeouts });
   const connection = queueConnection(config.redisUrl);
   connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
   const queue = createDeliveryQueue(connection, config.queuePrefix);

@@ -1,2 +1,2 @@
-export { loadConfig, ConfigError } from './load-config';
+export { loadConfig, ConfigError, DB_TIMEOUT_DEFAULTS, REDIS_TIMEOUT_DEFAULTS } from './load-config';
 export type { Config } from './load-config';

@@ -46,6 +46,24 @@ describe('loadConfig', () => {
     );
   });
 
+  it('when nothing is set, then every wait on PostgreSQL and Redis is bounded, and a request is answered within 15 s', () => {
+    const config = loadConfig({});
+
+    expect(config.dbTimeouts).toEqual({
+      connectTimeoutMs: 5_000,
+      statementTimeoutMs: 5_000,
+      transactionTimeoutMs: 10_000,
+    });
+    expect(config.redisTimeouts).toEqual({ connectTimeoutMs: 5_000, commandTimeoutMs: 2_000 });
+    // A transaction begun at the start of a request gets its full wait and run time before the deadline.
+    expect(config.requestTimeoutMs).toBe(config.dbTimeouts.connectTimeoutMs + config.dbTimeouts.transactionTimeoutMs);
+  });
+
+  it('when REQUEST_TIMEOUT_MS is not above DB_CONNECT_TIMEOUT_MS, then it refuses to start', () => {
+    expect(configErrorOf(() => loadConfig({ REQUEST_TIMEOUT_MS: '5000' }))).toContain('REQUEST_TIMEOUT_MS:');
+    expect(loadConfig({ REQUEST_TIMEOUT_MS: '3000', DB_CONNECT_TIMEOUT_MS: '1000' }).requestTimeoutMs).toBe(3_000);
+  });
+
   it('when settings are given, then they override the defaults', () => {
     const config = loadConfig({
       PORT: '8080',

@@ -45,6 +45,14 @@ const retryDelays = makeValidator<number[]>((input) => {
   return items.map(Number);
 });
 
+/**
+ * Defaults of the PostgreSQL and Redis timeouts, in milliseconds (see DB_* and REDIS_* below).
+ * The connection factories apply them too when a caller passes none: the dispatcher, the CLIs,
+ * the benches.
+ */
+export const DB_TIMEOUT_DEFAULTS = { connectTimeoutMs: 5_000, statementTimeoutMs: 5_000, transactionTimeoutMs: 10_000 };
+export const REDIS_TIMEOUT_DEFAULTS = { connectTimeoutMs: 5_000, commandTimeoutMs: 2_000 };
+
 const DEV_SIGNING_SECRET = 'dev-only-token-signing-secret-change-me';
 const DEV_WEBHOOK_SECRET_KEY = 'dev-only-webhook-secret-encryption-key';
 
@@ -68,6 +76,10 @@ const specs = {
     desc: 'Held bookings nobody paid for are cancelled this long after their hold expired',
   }),
   IDEMPOTENCY_TTL_SECONDS: positiveInt({ default: 600, desc: 'How long an Idempotency-Key response is replayed' }),
+  IDEMPOTENCY_IN_FLIGHT_SECONDS: positiveInt({
+    default: 60,
+    desc: 'How long a retry is told 409 in progress when the first request never answered (its process died)',
+  }),
   RATE_LIMIT_HOLDS_PER_MINUTE: positiveInt({ default: 10, desc: 'POST /api/bookings/hold per IP per minute' }),
   RATE_LIMIT_BOOKINGS_PER_MINUTE: positiveInt({ default: 5, desc: 'POST /api/bookings per IP per minute' }),
   TRUST_PROXY: trustProxy({ default: false, desc: 'Express trust proxy: whether X-Forwarded-For is believed' }),
@@ -122,7 +134,34 @@ const specs = {
   METRICS_PORT: port({ default: 9464, desc: "Port of the dispatcher's Prometheus /metrics" }),
   BODY_LIMIT_BYTES: positiveInt({ default: 64 * 1024, desc: 'Largest accepted request body' }),
   DB_POOL_SIZE: positiveInt({ default: 10, desc: 'PostgreSQL connections per process' }),
-  SHUTDOWN_GRACE_MS: positiveInt({ default: 10_000, desc: 'Time to finish in-flight work on SIGTERM' }),
+  DB_CONNECT_TIMEOUT_MS: positiveInt({
+    default: DB_TIMEOUT_DEFAULTS.connectTimeoutMs,
+    desc: 'Longest wait for a PostgreSQL connection (a new one, or a free one of the pool) and for a transaction to begin',
+  }),
+  DB_STATEMENT_TIMEOUT_MS: positiveInt({
+    default: DB_TIMEOUT_DEFAULTS.statementTimeoutMs,
+    desc: 'PostgreSQL cancels a statement running longer; the client gives up 1 s later and closes that connection',
+  }),
+  DB_TRANSACTION_TIMEOUT_MS: positiveInt({
+    default: DB_TIMEOUT_DEFAULTS.transactionTimeoutMs,
+    desc: 'A transaction still open this long after it began is rolled back (by PostgreSQL too once idle that long)',
+  }),
+  REDIS_CONNECT_TIMEOUT_MS: positiveInt({
+    default: REDIS_TIMEOUT_DEFAULTS.connectTimeoutMs,
+    desc: 'Longest wait for a TCP connection to Redis',
+  }),
+  REDIS_COMMAND_TIMEOUT_MS: positiveInt({
+    default: REDIS_TIMEOUT_DEFAULTS.commandTimeoutMs,
+    desc: "A request's Redis command not answered this long fails (503) and its connection is made again",
+  }),
+  REQUEST_TIMEOUT_MS: positiveInt({
+    default: 15_000,
+    desc: 'A request not answered this long after it arrived gets 503; none of its transactions sends a COMMIT later',
+  }),
+  SHUTDOWN_GRACE_MS: positiveInt({
+    default: 20_000,
+    desc: 'Time to finish in-flight work on SIGTERM; above REQUEST_TIMEOUT_MS so every request can end',
+  }),
   SEED_DEMO_TENANT: bool({ default: true, desc: 'pnpm start seeds a demo tenant into an empty database' }),
 };
 
@@ -157,6 +196,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   if ((parsed.STRIPE_SECRET_KEY === '') !== (parsed.STRIPE_PUBLISHABLE_KEY === '')) {
     problems.push('STRIPE_SECRET_KEY and STRIPE_PUBLISHABLE_KEY: set both or neither');
   }
+  if (parsed.REQUEST_TIMEOUT_MS <= parsed.DB_CONNECT_TIMEOUT_MS) {
+    problems.push(
+      'REQUEST_TIMEOUT_MS: must be greater than DB_CONNECT_TIMEOUT_MS (a request needs time after its connection)',
+    );
+  }
+  // A key whose request died must stay in flight until that request's work can no longer commit
+  // (its deadline, then a delayed COMMIT's idle-in-transaction limit), or a retry could redo it.
+  if (parsed.IDEMPOTENCY_IN_FLIGHT_SECONDS * 1000 <= parsed.REQUEST_TIMEOUT_MS + parsed.DB_TRANSACTION_TIMEOUT_MS) {
+    problems.push('IDEMPOTENCY_IN_FLIGHT_SECONDS: must be longer than REQUEST_TIMEOUT_MS + DB_TRANSACTION_TIMEOUT_MS');
+  }
   if (problems.length > 0) {
     throw new ConfigError(`Invalid settings:\n  ${problems.join('\n  ')}`);
   }
@@ -172,6 +221,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     bookingTokenTtlSeconds: parsed.BOOKING_TOKEN_TTL_SECONDS,
     unpaidBookingExpirySeconds: parsed.UNPAID_BOOKING_EXPIRY_SECONDS,
     idempotencyTtlSeconds: parsed.IDEMPOTENCY_TTL_SECONDS,
+    idempotencyInFlightSeconds: parsed.IDEMPOTENCY_IN_FLIGHT_SECONDS,
     rateLimits: {
       holdsPerMinute: parsed.RATE_LIMIT_HOLDS_PER_MINUTE,
       bookingsPerMinute: parsed.RATE_LIMIT_BOOKINGS_PER_MINUTE,
@@ -199,6 +249,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     metricsPort: parsed.METRICS_PORT,
     bodyLimitBytes: parsed.BODY_LIMIT_BYTES,
     dbPoolSize: parsed.DB_POOL_SIZE,
+    dbTimeouts: {
+      connectTimeoutMs: parsed.DB_CONNECT_TIMEOUT_MS,
+      statementTimeoutMs: parsed.DB_STATEMENT_TIMEOUT_MS,
+      transactionTimeoutMs: parsed.DB_TRANSACTION_TIMEOUT_MS,
+    },
+    redisTimeouts: {
+      connectTimeoutMs: parsed.REDIS_CONNECT_TIMEOUT_MS,
+      commandTimeoutMs: parsed.REDIS_COMMAND_TIMEOUT_MS,
+    },
+    requestTimeoutMs: parsed.REQUEST_TIMEOUT_MS,
     shutdownGraceMs: parsed.SHUTDOWN_GRACE_MS,
     seedDemoTenant: parsed.SEED_DEMO_TENANT,
   };

@@ -1,15 +1,40 @@
+import { REDIS_TIMEOUT_DEFAULTS } from '@booking/config';
 import { Redis } from 'ioredis';
 
+export interface RedisOptions {
+  /**
+   * Reconnect attempts a command waits through before it fails. Default 1: while Redis is away a
+   * request should fail fast (503) rather than wait through reconnect back-offs.
+   */
+  maxRetriesPerRequest?: number;
+  /** Longest wait for each TCP connection attempt. Default 5000. */
+  connectTimeoutMs?: number;
+  /**
+   * A command not answered this long fails ("Command timed out"), and a connection that has
+   * received nothing for this long while a command waits is closed and made again, so a Redis
+   * that stopped answering (or vanished without closing the connection) costs a request at most
+   * this long. Never for blocking commands, which wait on purpose. Default 2000.
+   */
+  commandTimeoutMs?: number;
+}
+
 /**
- * The one place a Redis connection is made. `lazyConnect` keeps tests and CLIs from opening
- * sockets they never use; BullMQ workers pass `maxRetriesPerRequest: null` as it requires.
+ * The one place a Redis connection for requests is made (BullMQ's connections are made in
+ * @booking/webhook-queue). `lazyConnect` keeps tests and CLIs from opening sockets they never
+ * use; reconnecting keeps going in the background.
  */
-export function createRedis(url: string, options: { maxRetriesPerRequest?: number | null } = {}): Redis {
+export function createRedis(url: string, options: RedisOptions = {}): Redis {
+  const {
+    maxRetriesPerRequest = 1,
+    connectTimeoutMs = REDIS_TIMEOUT_DEFAULTS.connectTimeoutMs,
+    commandTimeoutMs = REDIS_TIMEOUT_DEFAULTS.commandTimeoutMs,
+  } = options;
   return new Redis(url, {
     lazyConnect: true,
-    // While Redis is away a request should fail fast (503) rather than wait through long
-    // reconnect back-offs; reconnecting keeps going in the background.
-    maxRetriesPerRequest: options.maxRetriesPerRequest === undefined ? 1 : options.maxRetriesPerRequest,
+    maxRetriesPerRequest,
+    connectTimeout: connectTimeoutMs,
+    commandTimeout: commandTimeoutMs,
+    socketTimeout: commandTimeoutMs,
     retryStrategy: (attempt) => Math.min(attempt * 50, 500),
   });
 }

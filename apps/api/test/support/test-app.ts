@@ -1,8 +1,10 @@
 import { randomInt } from 'node:crypto';
+import type { LookupAll } from '@booking/address-policy';
 import { loadConfig } from '@booking/config';
 import { seedDemoTenant, type DemoTenant } from '@booking/db';
 import { createApp } from '../../src/app';
 import { closeAppDeps, createAppDeps, type AppDeps } from '../../src/app-deps';
+import { hostsTableLookup } from './hosts-table-lookup';
 
 export interface TestApp {
   app: ReturnType<typeof createApp>;
@@ -13,11 +15,12 @@ export interface TestApp {
 /**
  * The real app in-process, on the real PostgreSQL and Redis. It trusts one proxy hop so each
  * test can present its own client address (see `clientIp`) and never share a rate-limit budget
- * with another test.
+ * with another test. Receiver host names resolve through `lookupHost` (by default only
+ * `localhost`), never through DNS.
  */
-export function createTestApp(env: Record<string, string> = {}): TestApp {
+export function createTestApp(env: Record<string, string> = {}, options: { lookupHost?: LookupAll } = {}): TestApp {
   const config = loadConfig({ ...process.env, TRUST_PROXY: '1', ...env });
-  const deps = createAppDeps(config);
+  const deps: AppDeps = { ...createAppDeps(config), lookupHost: options.lookupHost ?? hostsTableLookup() };
   return { app: createApp(deps), deps, close: () => closeAppDeps(deps) };
 }
 

@@ -1,0 +1,181 @@
+import request from 'supertest';
+import type { DemoTenant } from '@booking/db';
+import { Client } from 'pg';
+import { bookingBody, placeHold } from './support/booking-flow';
+import { expectBounded503s, sleep, timed, timedAll } from './support/fault-figures';
+import { startTcpProxy, type TcpProxy } from './support/tcp-proxy';
+import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
+
+// PostgreSQL that accepts connections but does not answer, through a TCP proxy this file owns in
+// front of the real server. Timeouts are scaled down so each case takes a few seconds; the
+// production defaults keep the same proportions.
+const TIMEOUTS = {
+  DB_CONNECT_TIMEOUT_MS: '1000',
+  DB_STATEMENT_TIMEOUT_MS: '1000', // the client gives up on an answer after 2 s
+  DB_TRANSACTION_TIMEOUT_MS: '2000',
+  REQUEST_TIMEOUT_MS: '3000',
+};
+/** Room for the test's own scheduling on top of a timeout. */
+const MARGIN_MS = 500;
+/** The client's answer timeout: DB_STATEMENT_TIMEOUT_MS and the 1 s it leaves the server to cancel. */
+const QUERY_TIMEOUT_MS = Number(TIMEOUTS.DB_STATEMENT_TIMEOUT_MS) + 1_000;
+
+const DATABASE_URL = new URL(process.env.DATABASE_URL!);
+
+/** DATABASE_URL with the proxy in place of the server. */
+function through(proxy: TcpProxy): string {
+  const url = new URL(DATABASE_URL.toString());
+  url.host = `127.0.0.1:${proxy.port}`;
+  return url.toString();
+}
+
+describe('PostgreSQL that does not answer', () => {
+  let direct: TestApp;
+  let demo: DemoTenant;
+  const proxies: TcpProxy[] = [];
+  const apps: TestApp[] = [];
+
+  beforeAll(async () => {
+    direct = createTestApp();
+    demo = await seedTenant(direct.deps);
+  });
+  afterAll(async () => {
+    // Proxies first: the apps' connections then close at once instead of waiting for an answer.
+    for (const proxy of proxies) await proxy.close();
+    for (const app of apps) await app.close();
+    await direct.close();
+  });
+
+  /** A proxy and an app behind it, both closed in afterAll. */
+  async function appBehindProxy(target: boolean, env: Record<string, string> = {}) {
+    const proxy = await startTcpProxy(
+      target ? { host: DATABASE_URL.hostname, port: Number(DATABASE_URL.port) } : undefined,
+    );
+    proxies.push(proxy);
+    const app = createTestApp({ ...TIMEOUTS, ...env, DATABASE_URL: through(proxy) });
+    apps.push(app);
+    return { proxy, app };
+  }
+
+  const escapeRoom = () => demo.experiences[1]!;
+  const widget = (t: TestApp) =>
+    request(t.app).get('/api/widget/experience').query({ tenant: demo.tenant.slug, experience: escapeRoom().slug });
+  const hold = (t: TestApp, ip: string) =>
+    request(t.app)
+      .post('/api/bookings/hold')
+      .set('X-Forwarded-For', ip)
+      .send({ slot_id: escapeRoom().slots[0]!.id, experience_id: escapeRoom().id, seats: 2 });
+  const seatsBooked = async (slotId: string) =>
+    (await direct.deps.db.slot.findUniqueOrThrow({ where: { id: slotId } })).seatsBooked;
+
+  /** Whether a transaction of this test could lock the slot row right now, i.e. no other holds a lock on it. */
+  async function slotRowIsFree(slotId: string): Promise<boolean> {
+    const client = new Client({ connectionString: DATABASE_URL.toString() });
+    await client.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT 1 FROM slots WHERE id = $1 FOR UPDATE NOWAIT', [slotId]);
+      return true;
+    } catch {
+      return false;
+    } finally {
+      await client.query('ROLLBACK').catch(() => undefined);
+      await client.end();
+    }
+  }
+
+  it('when PostgreSQL accepts connections and never answers, then every request to a database route ends with 503 within the bound', async () => {
+    const { app } = await appBehindProxy(false);
+
+    // More requests than the pool has connections: those waiting for one are bounded too.
+    const answers = await timedAll(16, (i) => (i % 2 === 0 ? widget(app) : hold(app, clientIp())));
+
+    // The connection timeout answers, well before the request deadline would.
+    expectBounded503s(answers, Number(TIMEOUTS.DB_CONNECT_TIMEOUT_MS) + MARGIN_MS);
+  });
+
+  it('when PostgreSQL stalls inside a booking transaction, then 503 within the bound, the server rolls the transaction back, and nothing commits even when the stalled statement arrives later', async () => {
+    const { proxy, app } = await appBehindProxy(true);
+    const experience = escapeRoom();
+    const slot = experience.slots[0]!;
+    const ip = clientIp();
+    const holdId = await placeHold(app, ip, experience, slot.id, 2);
+    const seatsBefore = await seatsBooked(slot.id);
+    const body = bookingBody(demo, experience, slot.id, holdId, 2);
+
+    // The stall begins when the booking row is written: the transaction has begun and holds the slot row's lock.
+    let stalled = false;
+    void proxy.freezeOn('INSERT INTO "public"."bookings"').then(() => (stalled = true));
+    const answer = await timed(() => request(app.app).post('/api/bookings').set('X-Forwarded-For', ip).send(body));
+
+    expect(stalled).toBe(true);
+    // The client gives up on the statement's answer, closes the connection and the request fails.
+    expectBounded503s([answer], QUERY_TIMEOUT_MS + MARGIN_MS);
+    // PostgreSQL ends the session left idle in its transaction (DB_TRANSACTION_TIMEOUT_MS) and the lock goes.
+    const lockedUntil = Date.now() + Number(TIMEOUTS.DB_TRANSACTION_TIMEOUT_MS) + 1_000;
+    while (!(await slotRowIsFree(slot.id)) && Date.now() < lockedUntil) await sleep(100);
+    expect(await slotRowIsFree(slot.id)).toBe(true);
+
+    // Past the bound, the stalled statement reaches the server: nothing of the request commits.
+    proxy.resume();
+    await sleep(500);
+    expect(await direct.deps.db.booking.count({ where: { holdId } })).toBe(0);
+    expect(await seatsBooked(slot.id)).toBe(seatsBefore);
+
+    // The API recovers without a restart, and the hold, never used, books now.
+    const retry = await request(app.app).post('/api/bookings').set('X-Forwarded-For', ip).send(body);
+    expect(retry.status).toBe(201);
+    expect(await direct.deps.db.booking.count({ where: { holdId } })).toBe(1);
+  });
+
+  it('when the COMMIT itself stalls, then 503 within the bound, PostgreSQL settles the outcome within DB_TRANSACTION_TIMEOUT_MS, and a retry with the same Idempotency-Key answers with what committed', async () => {
+    // A longer idle-in-transaction timeout, so the stalled COMMIT reaches the server while its session lives.
+    const { proxy, app } = await appBehindProxy(true, {
+      DB_TRANSACTION_TIMEOUT_MS: '5000',
+      REQUEST_TIMEOUT_MS: '7000',
+    });
+    const experience = escapeRoom();
+    const slot = experience.slots[1]!;
+    const ip = clientIp();
+    const holdId = await placeHold(app, ip, experience, slot.id, 2);
+    const body = bookingBody(demo, experience, slot.id, holdId, 2);
+    const book = () =>
+      request(app.app).post('/api/bookings').set('X-Forwarded-For', ip).set('Idempotency-Key', holdId).send(body);
+
+    let stalled = false;
+    void proxy.freezeOn('COMMIT').then(() => (stalled = true));
+    const answer = await timed(book);
+
+    expect(stalled).toBe(true);
+    expectBounded503s([answer], QUERY_TIMEOUT_MS + MARGIN_MS);
+    // The COMMIT was sent before the answer: it is in doubt until the server gets it or ends the session.
+    proxy.resume();
+    await sleep(500);
+    const committed = await direct.deps.db.booking.findMany({ where: { holdId }, select: { id: true } });
+    expect(committed).toHaveLength(1);
+
+    const retry = await book();
+    expect([retry.status, retry.body.booking_id, retry.headers['idempotent-replayed']]).toEqual([
+      201,
+      committed[0]!.id,
+      'true',
+    ]);
+  });
+
+  it('when a request outlives REQUEST_TIMEOUT_MS, then the deadline answers 503, and the handler answering later changes nothing and harms nothing', async () => {
+    // Statements may run longer than the request here, so the deadline is what answers.
+    const { proxy, app } = await appBehindProxy(true, { DB_STATEMENT_TIMEOUT_MS: '3000', REQUEST_TIMEOUT_MS: '1500' });
+    expect((await widget(app)).status).toBe(200);
+
+    proxy.freeze();
+    const answer = await timed(() => widget(app));
+    // The stalled query is answered now, after the deadline: the handler goes on and answers 200 to no one.
+    proxy.resume();
+
+    expectBounded503s([answer], 1_500 + MARGIN_MS);
+    expect(answer.ms).toBeGreaterThanOrEqual(1_500 - 50);
+    expect(answer.res.body.detail).toContain('1500 ms');
+    await sleep(300);
+    expect((await widget(app)).status).toBe(200);
+  });
+});
