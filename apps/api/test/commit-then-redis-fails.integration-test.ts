@@ -1,21 +1,9 @@
-import net from 'node:net';
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
+import { freePort } from '../../../test/support/service-process';
 import { bearer } from './support/operators';
 import { bookingBody, placeHold } from './support/booking-flow';
 import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
-
-/** A loopback port nothing listens on: Redis there refuses every connection. */
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 // A change that committed in PostgreSQL is the truth even when the Redis tidy-up after it fails:
 // the answer says what was committed, and the hold stops counting when it expires.
@@ -26,7 +14,8 @@ describe('a change committed while Redis is away', () => {
 
   beforeAll(async () => {
     t = createTestApp();
-    noRedis = createTestApp({ REDIS_URL: `redis://127.0.0.1:${await closedPort()}` });
+    // Redis on a port nothing listens on refuses every connection.
+    noRedis = createTestApp({ REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
     demo = await seedTenant(t.deps);
   });
   afterAll(async () => {
