@@ -20,20 +20,25 @@ const QUERY_READ_TIMEOUT = 'Query read timeout';
  * PostgreSQL roll back whatever transaction the connection had open. (`pool.query` already
  * drops a client whose query failed; this covers the clients of transactions.)
  */
-function closingClient(refuseStatement: () => Error | undefined) {
+function closingClient(refuseStatement: (statement: string) => Error | undefined) {
   return class ClosingClient extends pg.Client {
     constructor(config?: string | pg.ClientConfig) {
       super(config);
       // Wrapped rather than overridden: pg's query has a dozen overloads and this only watches it.
       const query = this.query.bind(this) as (...args: unknown[]) => unknown;
       this.query = ((...args: unknown[]) => {
-        const refused = isRollback(args[0]) ? undefined : refuseStatement();
+        const statement = statementText(args[0]);
+        const refused = /^\s*ROLLBACK\b/i.test(statement) ? undefined : refuseStatement(statement);
         if (refused) {
+          // Whatever transaction the connection has open ends here, unsent statements and all: a
+          // refused COMMIT must not leave it open for the connection's next user (Prisma releases
+          // the connection without a ROLLBACK then). Outside a transaction this is a no-op.
+          const rolledBack = (query('ROLLBACK') as Promise<unknown>).catch(() => this.end().catch(() => undefined));
           // pg answers a query through its callback when it is given one (as pg-pool does), else
           // through the promise it returns.
           const callback = args[args.length - 1];
-          if (typeof callback !== 'function') return Promise.reject(refused);
-          process.nextTick(() => (callback as (error: Error) => void)(refused));
+          if (typeof callback !== 'function') return rolledBack.then(() => Promise.reject(refused));
+          void rolledBack.then(() => (callback as (error: Error) => void)(refused));
           return undefined;
         }
         const result = query(...args);
@@ -48,10 +53,13 @@ function closingClient(refuseStatement: () => Error | undefined) {
   };
 }
 
-/** A ROLLBACK is always let through: refusing it would leave a transaction open on a pooled connection. */
-function isRollback(statement: unknown): boolean {
-  const text = typeof statement === 'string' ? statement : (statement as { text?: unknown } | undefined)?.text;
-  return typeof text === 'string' && /^\s*ROLLBACK\b/i.test(text);
+/**
+ * The SQL of a pg query call's first argument (text or a query config). A ROLLBACK is always let
+ * through: refusing it would leave a transaction open on a pooled connection.
+ */
+function statementText(query: unknown): string {
+  const text = typeof query === 'string' ? query : (query as { text?: unknown } | undefined)?.text;
+  return typeof text === 'string' ? text : '';
 }
 
 export interface PrismaClientOptions {
@@ -80,7 +88,7 @@ export interface PrismaClientOptions {
    * sent. The API refuses the statements of a request past its deadline this way, so work its
    * client was told 503 about cannot commit later. Default: never refuses.
    */
-  refuseStatement?: () => Error | undefined;
+  refuseStatement?: (statement: string) => Error | undefined;
 }
 
 /**
