@@ -22,7 +22,7 @@ const forbidden = error("forbidden: the key's role is below manager");
 const notFound = error('booking_not_found (in this tenant; also for an id that is not a uuid)');
 const notAmendable = 'booking_not_amendable: the booking is not confirmed';
 
-/** The booking amendment routes, for the lead to merge into the OpenAPI document. */
+/** The booking amendment routes' path items, part of the OpenAPI document. */
 export const amendmentsOpenApi = {
   paths: {
     '/api/bookings/{id}/reschedule': {

@@ -7,7 +7,7 @@ const unauthorized = error('unauthorized: missing, malformed, unknown or revoked
 const forbidden = error("forbidden: the key's role is below the one this action needs");
 const customerNotFound = error('customer_not_found (in this tenant; also for an id that is not a uuid)');
 
-/** The customer routes and the v1 booking read, for the lead to merge into the OpenAPI document. */
+/** The customer routes' and the v1 booking read's path items, part of the OpenAPI document. */
 export const customersOpenApi = {
   paths: {
     '/api/v1/customers': {

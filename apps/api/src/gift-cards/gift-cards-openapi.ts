@@ -1,7 +1,6 @@
 import { ReissueGiftCardResponse, SellGiftCardRequest, SellGiftCardResponse } from './gift-card-schemas';
 import { apiKey, error, json, idempotencyKeyParam } from '../openapi/openapi-helpers';
 
-// Path items for the lead to merge into openapi-document.ts; same conventions as there.
 const idempotencyKey = idempotencyKeyParam(
   'Scoped to the route and the API key (a retry answers the same card and code)',
 );

@@ -8,7 +8,6 @@ import {
 } from './pos-schemas';
 import { apiKey, error, json } from '../openapi/openapi-helpers';
 
-// Path items for the lead to merge into openapi-document.ts; same conventions as there.
 const authErrors = {
   401: error('unauthorized: missing, malformed, unknown or revoked API key'),
   403: error("forbidden: the key's role is below the one this action needs"),

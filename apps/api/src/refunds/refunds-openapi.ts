@@ -1,9 +1,6 @@
 import { PartialRefundRequest, RefundRequest, RefundResponse } from './refund-schemas';
 import { error, json, idempotencyKeyParam } from '../openapi/openapi-helpers';
 
-// Path items for the lead to merge into openapi-document.ts; `#/components/schemas/Error` is
-// the document's own Error schema.
-
 const idempotencyKey = idempotencyKeyParam('Scoped to the route and the API key');
 
 const responses = {

@@ -1,7 +1,6 @@
 import { SignWaiverRequest, WaiverSignatureResponse, WaiverView } from './waiver-schemas';
 import { error, json } from '../openapi/openapi-helpers';
 
-// Path items for the lead to merge into openapi-document.ts; same conventions as there.
 const token = {
   name: 'token',
   in: 'path',
