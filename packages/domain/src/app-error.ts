@@ -1,6 +1,6 @@
 /**
  * Every error code the service answers with. The spec names most of them; the rest fill in
- * what it leaves "not shown" and are documented in the README's error table.
+ * what it leaves "not shown" and are documented in docs/errors.md.
  */
 export type ErrorCode =
   // 400
