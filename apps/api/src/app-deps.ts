@@ -1,7 +1,7 @@
 import { systemLookupAll, type LookupAll } from '@booking/address-policy';
 import type { Config } from '@booking/config';
 import { createPrismaClient, createRedis, type Db, type Redis } from '@booking/db';
-import { createDeliveryQueue, producerConnection, type DeliveryQueue } from '@booking/webhook-queue';
+import { createDeliveryQueue, type DeliveryQueue } from '@booking/webhook-queue';
 import { createLogger, type Logger } from '@booking/logging';
 import type Stripe from 'stripe';
 import { HoldStore } from './holds/hold-store';
@@ -31,7 +31,7 @@ export function createAppDeps(config: Config): AppDeps {
   // Requests that need Redis fail with 503 while it is away; without a listener ioredis would
   // also print every failed reconnect as an unhandled error.
   redis.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
-  const queueRedis = producerConnection(config.redisUrl, config.redisTimeouts);
+  const queueRedis = createRedis(config.redisUrl, { ...config.redisTimeouts, lazyConnect: false });
   queueRedis.on('error', (error: Error) => logger.warn({ err: error }, 'queue redis connection error'));
   const deliveryQueue = createDeliveryQueue(queueRedis, config.queuePrefix, { failFast: true });
   deliveryQueue.on('error', (error: Error) => logger.warn({ err: error }, 'delivery queue error'));

@@ -16,21 +16,28 @@ export interface RedisOptions {
    * this long. Never for blocking commands, which wait on purpose. Default 2000.
    */
   commandTimeoutMs?: number;
+  /**
+   * Connect on the first command rather than at once. Default true; a BullMQ producer queue's
+   * connection passes false, as BullMQ expects a connecting client.
+   */
+  lazyConnect?: boolean;
 }
 
 /**
- * The one place a Redis connection for requests is made (BullMQ's connections are made in
- * @booking/webhook-queue). `lazyConnect` keeps tests and CLIs from opening sockets they never
- * use; reconnecting keeps going in the background.
+ * The one place a fail-fast Redis connection is made: for requests, and for the API's queue of
+ * webhook deliveries, which only adds jobs (BullMQ workers' connections, which wait forever, are
+ * made in @booking/webhook-queue). `lazyConnect` keeps tests and CLIs from opening sockets they
+ * never use; reconnecting keeps going in the background.
  */
 export function createRedis(url: string, options: RedisOptions = {}): Redis {
   const {
     maxRetriesPerRequest = 1,
     connectTimeoutMs = REDIS_TIMEOUT_DEFAULTS.connectTimeoutMs,
     commandTimeoutMs = REDIS_TIMEOUT_DEFAULTS.commandTimeoutMs,
+    lazyConnect = true,
   } = options;
   return new Redis(url, {
-    lazyConnect: true,
+    lazyConnect,
     maxRetriesPerRequest,
     connectTimeout: connectTimeoutMs,
     commandTimeout: commandTimeoutMs,

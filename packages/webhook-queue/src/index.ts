@@ -15,7 +15,7 @@ export type DeliveryQueue = Queue<DeliveryJobData>;
 
 export interface DeliveryQueueOptions {
   /**
-   * For a queue that request handlers add to (on a `producerConnection`): its commands do not
+   * For a queue that request handlers add to (on a fail-fast connection such as @booking/db's `createRedis`): its commands do not
    * wait for Redis to be ready, which BullMQ would otherwise wait for as long as Redis refuses
    * connections. It also skips BullMQ's Redis version check, whose failure at start-up would break
    * the queue for good; the dispatcher's queue still checks. Default false.
@@ -79,30 +79,4 @@ export function retryDelay(retryDelaysMs: number[], firstAttempt: number, failed
  */
 export function queueConnection(redisUrl: string): Redis {
   return new Redis(redisUrl, { maxRetriesPerRequest: null });
-}
-
-export interface ProducerTimeouts {
-  /** Longest wait for each TCP connection attempt. */
-  connectTimeoutMs: number;
-  /**
-   * A command not answered this long fails ("Command timed out"), and a connection that has
-   * received nothing for this long while a command waits is made again.
-   */
-  commandTimeoutMs: number;
-}
-
-/**
- * A Redis connection for a queue that only adds jobs from request handlers (use it with a
- * `failFast` queue). As BullMQ advises for such producers it fails fast instead of waiting for
- * Redis: a command waits through one reconnect attempt at most, and is never left unanswered
- * longer than `commandTimeoutMs`, so the request can answer 503. Not for workers.
- */
-export function producerConnection(redisUrl: string, timeouts: ProducerTimeouts): Redis {
-  return new Redis(redisUrl, {
-    maxRetriesPerRequest: 1,
-    connectTimeout: timeouts.connectTimeoutMs,
-    commandTimeout: timeouts.commandTimeoutMs,
-    socketTimeout: timeouts.commandTimeoutMs,
-    retryStrategy: (attempt) => Math.min(attempt * 50, 500),
-  });
 }
