@@ -4,3 +4,5 @@ export { priceBooking } from './pricing';
 export type { PricedBooking, PricedAddon } from './pricing';
 export { seatsRemaining } from './capacity';
 export { UUID_PATTERN, isUuid } from './uuid';
+export { BOOKING_STATUSES, assertBookingAllows, bookingAllows } from './booking-status';
+export type { BookingAction, BookingStatus } from './booking-status';

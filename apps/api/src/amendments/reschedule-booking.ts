@@ -1,10 +1,10 @@
 import type { Db } from '@booking/db';
-import { AppError } from '@booking/domain';
+import { AppError, assertBookingAllows } from '@booking/domain';
 import { recordEvent } from '@booking/events';
 import { bookingEventSubject } from '../bookings/confirm-booking';
 import type { HoldStore } from '../holds/hold-store';
+import { lockBooking, lockSlots } from '../locks';
 import type { AmendmentActor } from './amendment-auth';
-import { lockAmendableBooking, lockSlots } from './amendment-locks';
 import type { RescheduleRequest, RescheduleResponse } from './amendment-schemas';
 
 /**
@@ -22,7 +22,8 @@ export async function rescheduleBooking(
 ): Promise<RescheduleResponse> {
   const reason = request.reason ?? null;
   return deps.db.$transaction(async (tx) => {
-    const booking = await lockAmendableBooking(tx, actor.tenantId, bookingId);
+    const booking = await lockBooking(tx, bookingId, { tenantId: actor.tenantId });
+    assertBookingAllows(booking.status, 'amend');
     if (request.slot_id === booking.slotId) {
       throw new AppError('invalid_body', [{ field: '/slot_id', message: 'is already the slot of the booking' }]);
     }

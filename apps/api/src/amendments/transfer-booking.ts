@@ -1,10 +1,10 @@
 import type { Db } from '@booking/db';
-import { AppError } from '@booking/domain';
+import { AppError, assertBookingAllows } from '@booking/domain';
 import { recordEvent } from '@booking/events';
 import { bookingEventSubject } from '../bookings/confirm-booking';
 import { upsertBookingCustomer } from '../customers/upsert-booking-customer';
+import { lockBooking } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
-import { lockAmendableBooking } from './amendment-locks';
 import type { TransferRequest, TransferResponse } from './amendment-schemas';
 
 /**
@@ -20,7 +20,8 @@ export async function transferBooking(
 ): Promise<TransferResponse> {
   const email = request.customer.email.trim().toLowerCase();
   return db.$transaction(async (tx) => {
-    const booking = await lockAmendableBooking(tx, operator.tenantId, bookingId);
+    const booking = await lockBooking(tx, bookingId, { tenantId: operator.tenantId });
+    assertBookingAllows(booking.status, 'amend');
     if (email === booking.customerEmail.toLowerCase()) {
       throw new AppError('invalid_body', [
         { field: '/customer/email', message: 'is already the customer of the booking' },

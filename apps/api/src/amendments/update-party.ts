@@ -1,11 +1,11 @@
 import type { Db } from '@booking/db';
-import { AppError } from '@booking/domain';
+import { AppError, assertBookingAllows } from '@booking/domain';
 import { recordEvent } from '@booking/events';
 import { bookingEventSubject } from '../bookings/confirm-booking';
 import { lockSlotAndCheckSeats } from '../bookings/lock-slot';
 import type { HoldStore } from '../holds/hold-store';
+import { lockBooking } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
-import { lockAmendableBooking } from './amendment-locks';
 import type { PartyAmendmentRequest, PartyAmendmentResponse } from './amendment-schemas';
 
 /**
@@ -23,7 +23,8 @@ export async function updateParty(
 ): Promise<PartyAmendmentResponse> {
   const reason = request.reason ?? null;
   return deps.db.$transaction(async (tx) => {
-    const booking = await lockAmendableBooking(tx, operator.tenantId, bookingId);
+    const booking = await lockBooking(tx, bookingId, { tenantId: operator.tenantId });
+    assertBookingAllows(booking.status, 'amend');
     if (request.guest_count === booking.guestCount) {
       throw new AppError('invalid_body', [
         { field: '/guest_count', message: 'is already the guest count of the booking' },
@@ -42,6 +43,7 @@ export async function updateParty(
     const guestDelta = request.guest_count - booking.guestCount;
     // Taken for removals too: every change of booked seats happens under the slot lock.
     const fits = await lockSlotAndCheckSeats(tx, deps.holds, {
+      tenantId: operator.tenantId,
       slotId: booking.slotId,
       seats: Math.max(0, guestDelta),
       exceptHoldId: booking.holdId,

@@ -1,8 +1,9 @@
 import type { Db } from '@booking/db';
-import { AppError } from '@booking/domain';
+import { assertBookingAllows } from '@booking/domain';
 import { recordEvent } from '@booking/events';
 import { returnGiftCardPart } from '../gift-cards/return-gift-card-part';
 import type { HoldStore } from '../holds/hold-store';
+import { lockBooking } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
 import { loadBookingEventSubject } from './confirm-booking';
 
@@ -12,15 +13,10 @@ import { loadBookingEventSubject } from './confirm-booking';
  */
 export async function cancelBooking(deps: { db: Db; holds: HoldStore }, operator: Operator, bookingId: string) {
   const booking = await deps.db.$transaction(async (tx) => {
-    const [row] = await tx.$queryRaw<{ status: string; slot_id: string; guest_count: number; hold_id: string }[]>`
-      SELECT status, slot_id, guest_count, hold_id FROM bookings
-      WHERE id = ${bookingId}::uuid AND tenant_id = ${operator.tenantId}::uuid FOR UPDATE`;
-    if (!row) throw new AppError('booking_not_found');
-    if (row.status !== 'held' && row.status !== 'confirmed') {
-      throw new AppError('booking_not_cancellable', `the booking is ${row.status}`);
-    }
-    if (row.status === 'confirmed') {
-      await tx.slot.update({ where: { id: row.slot_id }, data: { seatsBooked: { decrement: row.guest_count } } });
+    const booking = await lockBooking(tx, bookingId, { tenantId: operator.tenantId });
+    assertBookingAllows(booking.status, 'cancel');
+    if (booking.status === 'confirmed') {
+      await tx.slot.update({ where: { id: booking.slotId }, data: { seatsBooked: { decrement: booking.guestCount } } });
     } else {
       // Never confirmed, so its gift card part paid for nothing: it goes back on the card. (A
       // confirmed booking's cancellation refunds nothing, as the spec says.)
@@ -34,10 +30,10 @@ export async function cancelBooking(deps: { db: Db; holds: HoldStore }, operator
       entityId: bookingId,
       fields: { ...(await loadBookingEventSubject(tx, bookingId)), cancelled_by_user_id: operator.keyId },
     });
-    return row;
+    return booking;
   });
   // A held booking's seats were its hold's; dropping the hold frees them.
   if (booking.status === 'held')
-    await deps.holds.releaseAfterCommit(booking.slot_id, booking.hold_id, booking.guest_count);
+    await deps.holds.releaseAfterCommit(booking.slotId, booking.holdId, booking.guestCount);
   return { booking_id: bookingId, status: 'cancelled' as const };
 }

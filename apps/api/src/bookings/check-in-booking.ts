@@ -1,8 +1,9 @@
 import type { Config } from '@booking/config';
 import type { Db } from '@booking/db';
-import { AppError } from '@booking/domain';
+import { AppError, assertBookingAllows } from '@booking/domain';
 import { recordEvent } from '@booking/events';
 import { TokenError, verifyToken } from '@booking/signing';
+import { lockBooking } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
 
 export interface CheckInResult {
@@ -17,14 +18,11 @@ export interface CheckInResult {
  */
 export async function checkInBooking(db: Db, operator: Operator, bookingId: string): Promise<CheckInResult> {
   return db.$transaction(async (tx) => {
-    const [row] = await tx.$queryRaw<{ status: string; checked_in_at: Date | null }[]>`
-      SELECT status, checked_in_at FROM bookings
-      WHERE id = ${bookingId}::uuid AND tenant_id = ${operator.tenantId}::uuid FOR UPDATE`;
-    if (!row) throw new AppError('booking_not_found');
+    const booking = await lockBooking(tx, bookingId, { tenantId: operator.tenantId });
     // Status first: a booking cancelled after its guests arrived is no longer admissible.
-    if (row.status !== 'confirmed') throw new AppError('booking_not_checkable', `the booking is ${row.status}`);
-    if (row.checked_in_at) {
-      return { booking_id: bookingId, checked_in_at: row.checked_in_at.toISOString(), already_checked_in: true };
+    assertBookingAllows(booking.status, 'checkIn');
+    if (booking.checkedInAt) {
+      return { booking_id: bookingId, checked_in_at: booking.checkedInAt.toISOString(), already_checked_in: true };
     }
     const { checkedInAt } = await tx.booking.update({ where: { id: bookingId }, data: { checkedInAt: new Date() } });
     await recordEvent(tx, {

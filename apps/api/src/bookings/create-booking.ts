@@ -104,6 +104,7 @@ async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: str
   try {
     await deps.db.$transaction(async (tx) => {
       const fits = await lockSlotAndCheckSeats(tx, deps.holds, {
+        tenantId: hold.tenantId,
         slotId: slot.id,
         seats: request.guest_count,
         exceptHoldId: hold.id,

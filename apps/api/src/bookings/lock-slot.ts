@@ -1,5 +1,6 @@
 import type { Tx } from '@booking/db';
 import type { HoldStore } from '../holds/hold-store';
+import { lockSlot } from '../locks';
 
 /**
  * Locks the slot row and reports whether `seats` more fit beside the booked seats and every live
@@ -9,10 +10,10 @@ import type { HoldStore } from '../holds/hold-store';
 export async function lockSlotAndCheckSeats(
   tx: Tx,
   holds: HoldStore,
-  input: { slotId: string; seats: number; exceptHoldId: string },
+  input: { tenantId: string; slotId: string; seats: number; exceptHoldId: string },
 ): Promise<boolean> {
-  const [slot] = await tx.$queryRaw<{ capacity: number; seats_booked: number }[]>`
-    SELECT capacity, seats_booked FROM slots WHERE id = ${input.slotId}::uuid FOR NO KEY UPDATE`;
+  const slot = await lockSlot(tx, input.tenantId, input.slotId);
+  if (!slot) return false;
   const otherHolds = (await holds.liveSeats([input.slotId], input.exceptHoldId)).get(input.slotId) ?? 0;
-  return slot!.seats_booked + input.seats + otherHolds <= slot!.capacity;
+  return slot.seatsBooked + input.seats + otherHolds <= slot.capacity;
 }

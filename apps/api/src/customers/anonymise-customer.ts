@@ -1,8 +1,9 @@
 import type { Db } from '@booking/db';
 import { AppError } from '@booking/domain';
+import { lockCustomer } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
 import type { Customer } from './customer-schemas';
-import { customerView, lockCustomer, withBookingCount } from './customer-view';
+import { customerView, withBookingCount } from './customer-view';
 
 /**
  * A placeholder that keeps (tenant, email) unique and that no booking can use: the booking

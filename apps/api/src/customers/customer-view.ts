@@ -1,5 +1,4 @@
-import type { Prisma, Tx } from '@booking/db';
-import { AppError } from '@booking/domain';
+import type { Prisma } from '@booking/db';
 import type { Customer } from './customer-schemas';
 
 /** What every customer read loads: the row and its booking count, counted in the same query. */
@@ -24,15 +23,4 @@ export function customerView(row: CustomerRow): Customer {
     updated_at: row.updatedAt.toISOString(),
     booking_count: row._count.bookings,
   };
-}
-
-/**
- * Locks the tenant's customer row for a change decided in this transaction and returns it;
- * another tenant's customer does not exist.
- */
-export async function lockCustomer(tx: Tx, tenantId: string, customerId: string) {
-  const [locked] = await tx.$queryRaw<{ id: string }[]>`
-    SELECT id FROM customers WHERE id = ${customerId}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
-  if (!locked) throw new AppError('customer_not_found');
-  return tx.customer.findUniqueOrThrow({ where: { id: customerId } });
 }

@@ -1,9 +1,10 @@
 import { Prisma, type Db } from '@booking/db';
 import { AppError } from '@booking/domain';
 import { recordEvent } from '@booking/events';
+import { lockCustomer } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
 import type { Customer, UpdateCustomerRequest } from './customer-schemas';
-import { customerView, lockCustomer, withBookingCount } from './customer-view';
+import { customerView, withBookingCount } from './customer-view';
 
 type Current = Awaited<ReturnType<typeof lockCustomer>>;
 

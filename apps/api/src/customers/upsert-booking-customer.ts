@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Tx } from '@booking/db';
 import { recordEvent } from '@booking/events';
+import { lockCustomerByEmail } from '../locks';
 
 export interface CustomerContact {
   firstName: string;
@@ -38,14 +39,10 @@ export async function upsertBookingCustomer(
     return inserted.id;
   }
 
-  const [existing] = await tx.$queryRaw<
-    { id: string; first_name: string; last_name: string | null; phone: string | null }[]
-  >`
-    SELECT id, first_name, last_name, phone FROM customers WHERE tenant_id = ${tenantId}::uuid AND email = ${email} FOR UPDATE`;
-  const customer = existing!;
+  const customer = (await lockCustomerByEmail(tx, tenantId, email))!;
   const changed = [
-    contact.firstName !== customer.first_name && 'first_name',
-    contact.lastName !== undefined && contact.lastName !== customer.last_name && 'last_name',
+    contact.firstName !== customer.firstName && 'first_name',
+    contact.lastName !== undefined && contact.lastName !== customer.lastName && 'last_name',
     contact.phone !== undefined && contact.phone !== customer.phone && 'phone',
   ].filter((field): field is string => field !== false);
   if (changed.length > 0) {

@@ -1,6 +1,6 @@
 import { Router, type Request } from 'express';
 import type { AppDeps } from '../app-deps';
-import { reissueGiftCard } from '../bookings/reissue-gift-card';
+import { reissueGiftCard } from './reissue-gift-card';
 import { idempotencyFor } from '../http/idempotency';
 import { bookingIdParam } from '../http/path-params';
 import { createParser } from '../http/validation';

@@ -3,6 +3,7 @@ import type { Db, Tx } from '@booking/db';
 import { AppError } from '@booking/domain';
 import { recordEvent } from '@booking/events';
 import type Stripe from 'stripe';
+import { lockOpenShift, lockSaleReference } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
 import type { SellGiftCardRequest, SellGiftCardResponse } from './gift-card-schemas';
 import { issueGiftCard } from './issue-gift-card';
@@ -43,9 +44,10 @@ export async function sellGiftCard(
   }
 
   return db.$transaction(async (tx) => {
-    if (request.shift_id !== undefined) await assertShiftOpen(tx, operator.tenantId, request.shift_id);
+    // Share-locked until the sale commits, so a concurrent close waits for it and counts its cash.
+    if (request.shift_id !== undefined) await lockOpenShift(tx, operator.tenantId, request.shift_id, 'share');
     if (request.payment_reference !== undefined) {
-      await lockReference(tx, request.payment_reference);
+      await lockSaleReference(tx, request.payment_reference);
       await assertReferenceUnused(tx, request.payment_reference);
     }
 
@@ -94,17 +96,6 @@ export async function sellGiftCard(
 }
 
 /**
- * The shift must be this tenant's and still open. Its row is share-locked until the sale
- * commits, so a concurrent close waits for it and counts its cash.
- */
-async function assertShiftOpen(tx: Tx, tenantId: string, shiftId: string): Promise<void> {
-  const [shift] = await tx.$queryRaw<{ closed_at: Date | null }[]>`
-    SELECT closed_at FROM pos_shifts WHERE id = ${shiftId}::uuid AND tenant_id = ${tenantId}::uuid FOR SHARE`;
-  if (!shift) throw new AppError('shift_not_found');
-  if (shift.closed_at !== null) throw new AppError('shift_closed', 'the shift is closed');
-}
-
-/**
  * A provider payment pays for one thing: one gift card sale or one booking, in one tenant. The
  * check spans every tenant, as the unique index on gift_card_sales.payment_reference does. Sales
  * with the same reference queue on a transaction-scoped advisory lock, so the second one waits
@@ -116,9 +107,4 @@ async function assertReferenceUnused(db: Db | Tx, reference: string): Promise<vo
   if (sales + payments > 0) {
     throw new AppError('payment_reference_used', 'this payment_reference already paid for another sale or booking');
   }
-}
-
-async function lockReference(tx: Tx, reference: string): Promise<void> {
-  await tx.$executeRaw`
-    SELECT pg_advisory_xact_lock(hashtextextended(${`gift-card-sale-reference:${reference}`}, 0))`;
 }

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Db } from '@booking/db';
 import { AppError } from '@booking/domain';
+import { shareSlot } from '../locks';
 import type { HoldRequest, HoldResponse } from './hold-schemas';
 import type { HoldStore } from './hold-store';
 
@@ -47,9 +48,8 @@ export async function placeHold(
 
   const holdId = idempotencyRef === undefined ? randomUUID() : holdIdOf(idempotencyRef);
   const placed = await deps.db.$transaction(async (tx) => {
-    const [row] = await tx.$queryRaw<{ capacity: number; seats_booked: number }[]>`
-      SELECT capacity, seats_booked FROM slots WHERE id = ${request.slot_id}::uuid FOR SHARE`;
-    const available = row!.capacity - row!.seats_booked;
+    const row = (await shareSlot(tx, request.slot_id))!;
+    const available = row.capacity - row.seatsBooked;
     return deps.holds.place(
       { id: holdId, tenantId, experienceId: request.experience_id, slotId: request.slot_id, seats: request.seats },
       available,

@@ -1,6 +1,6 @@
 import type { Config } from '@booking/config';
 import type { Db } from '@booking/db';
-import { AppError } from '@booking/domain';
+import { AppError, assertBookingAllows } from '@booking/domain';
 import { TokenError, verifyToken } from '@booking/signing';
 import Stripe from 'stripe';
 
@@ -39,7 +39,7 @@ export async function createPaymentIntent(
   if (!deps.stripe) throw new AppError('payments_not_configured', 'STRIPE_SECRET_KEY is not set');
   const booking = await deps.db.booking.findFirst({ where: { id: payable.bookingId, tenantId: payable.tenantId } });
   if (!booking) throw new AppError('booking_not_found');
-  if (booking.status !== 'held') throw new AppError('booking_not_payable', `the booking is ${booking.status}`);
+  assertBookingAllows(booking.status, 'pay');
 
   const stripe = deps.stripe;
   const intent = await providerCall(() =>

@@ -1,15 +1,16 @@
 import type { Db } from '@booking/db';
+import { bookingAllows } from '@booking/domain';
 import type Stripe from 'stripe';
 import { confirmBooking } from '../bookings/confirm-booking';
-import { confirmableOf, lockPayableBooking, type PayableBooking } from '../bookings/lock-payable-booking';
 import { lockSlotAndCheckSeats } from '../bookings/lock-slot';
 import type { HoldStore } from '../holds/hold-store';
+import { ANY_TENANT, findBookingForUpdate, type LockedBooking } from '../locks';
 import { refundForReview } from './refund-for-review';
 
 type Deps = { db: Db; holds: HoldStore; stripe: Stripe };
 
 type Outcome =
-  { kind: 'ignored' } | { kind: 'confirmed'; booking: PayableBooking } | { kind: 'refund'; bookingId: string };
+  { kind: 'ignored' } | { kind: 'confirmed'; booking: LockedBooking } | { kind: 'refund'; bookingId: string };
 
 /**
  * `payment_intent.succeeded`: confirm the booking, exactly once however often the provider
@@ -29,19 +30,20 @@ export async function handlePaymentSucceeded(deps: Deps, eventId: string, intent
   const outcome = await deps.db.$transaction(async (tx): Promise<Outcome> => {
     const first = await tx.$executeRaw`
       INSERT INTO provider_events (id, type) VALUES (${eventId}, 'payment_intent.succeeded') ON CONFLICT (id) DO NOTHING`;
-    const booking = await lockPayableBooking(tx, bookingId);
+    // The notification is authenticated by its signature; the booking names its own tenant.
+    const booking = await findBookingForUpdate(tx, bookingId, ANY_TENANT);
     if (!booking) return { kind: 'ignored' };
     const payment = await tx.payment.findUnique({ where: { providerReference: intent.id } });
 
     if (first === 0 || payment) {
       // Seen before. Only an automatic refund that did not go through is left to do.
       const refundPending =
-        payment?.status === 'succeeded' && booking.review_reason !== null && booking.status !== 'confirmed';
+        payment?.status === 'succeeded' && booking.reviewReason !== null && booking.status !== 'confirmed';
       return refundPending ? { kind: 'refund', bookingId } : { kind: 'ignored' };
     }
     await tx.payment.create({
       data: {
-        tenantId: booking.tenant_id,
+        tenantId: booking.tenantId,
         bookingId,
         method: 'card',
         providerReference: intent.id,
@@ -51,24 +53,22 @@ export async function handlePaymentSucceeded(deps: Deps, eventId: string, intent
       },
     });
     const fits =
-      booking.status === 'held' &&
+      bookingAllows(booking.status, 'pay') &&
       (await lockSlotAndCheckSeats(tx, deps.holds, {
-        slotId: booking.slot_id,
-        seats: booking.guest_count,
-        exceptHoldId: booking.hold_id,
+        tenantId: booking.tenantId,
+        slotId: booking.slotId,
+        seats: booking.guestCount,
+        exceptHoldId: booking.holdId,
       }));
     if (!fits) {
       const reason = booking.status === 'held' ? 'seats_unavailable_at_payment' : `paid_while_${booking.status}`;
       await tx.booking.update({ where: { id: bookingId }, data: { reviewReason: reason } });
       return { kind: 'refund', bookingId };
     }
-    await confirmBooking(tx, confirmableOf(booking), {
-      method: 'card',
-      netPaidCents: paidCents + booking.gift_card_applied_cents,
-    });
+    await confirmBooking(tx, booking, { method: 'card', netPaidCents: paidCents + booking.giftCardAppliedCents });
     // Its seats now count in seats_booked; still under the slot lock, the hold stops counting
     // them, so no replica ever counts them twice (and refuses or refunds another booking for it).
-    await deps.holds.release(booking.slot_id, booking.hold_id, booking.guest_count);
+    await deps.holds.release(booking.slotId, booking.holdId, booking.guestCount);
     return { kind: 'confirmed', booking };
   });
 

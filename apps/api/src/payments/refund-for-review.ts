@@ -4,6 +4,7 @@ import Stripe from 'stripe';
 import { returnGiftCardPart } from '../gift-cards/return-gift-card-part';
 import { loadBookingEventSubject } from '../bookings/confirm-booking';
 import type { HoldStore } from '../holds/hold-store';
+import { ANY_TENANT, findBookingForUpdate, lockPaymentByReference } from '../locks';
 
 /**
  * Gives back a card payment that could not buy its seats (or arrived for a booking that was no
@@ -32,21 +33,16 @@ export async function refundForReview(
       throw error;
   }
   const release = await deps.db.$transaction(async (tx) => {
-    // Booking first, then payment: the lock order of every payment and refund path.
-    const [booking] = await tx.$queryRaw<
-      { tenant_id: string; status: string; slot_id: string; hold_id: string; guest_count: number }[]
-    >`SELECT tenant_id, status::text AS status, slot_id, hold_id, guest_count FROM bookings
-      WHERE id = ${bookingId}::uuid FOR UPDATE`;
-    const [payment] = await tx.$queryRaw<{ id: string; status: string; amount_cents: number }[]>`
-      SELECT id, status::text AS status, amount_cents FROM payments
-      WHERE provider_reference = ${paymentIntentId} FOR UPDATE`;
+    // The notification is authenticated by its signature; the booking names its own tenant.
+    const booking = await findBookingForUpdate(tx, bookingId, ANY_TENANT);
+    const payment = await lockPaymentByReference(tx, paymentIntentId);
     // Redeliveries racing through here all get the same provider refund back; only the first
     // records it, the others find the payment refunded already.
     if (!booking || !payment || payment.status === 'refunded') return null;
     await tx.payment.update({
       where: { id: payment.id },
       // Refunded in full: what the refund routes read as nothing left to refund.
-      data: { status: 'refunded', refundedCents: payment.amount_cents },
+      data: { status: 'refunded', refundedCents: payment.amountCents },
     });
     // A gift card part of an unconfirmed booking goes back on its card below; other money (cash
     // at the till) means the booking is paid some other way and stays as it is.
@@ -58,14 +54,14 @@ export async function refundForReview(
 
     await tx.booking.update({ where: { id: bookingId }, data: { status: 'refunded' } });
     await recordEvent(tx, {
-      tenantId: booking.tenant_id,
+      tenantId: booking.tenantId,
       name: 'booking.refunded',
       entityType: 'booking',
       entityId: bookingId,
-      fields: { ...(await loadBookingEventSubject(tx, bookingId)), amount_cents: payment.amount_cents },
+      fields: { ...(await loadBookingEventSubject(tx, bookingId)), amount_cents: payment.amountCents },
     });
     return booking.status === 'held' ? booking : null;
   });
   // A held booking's seats were its hold's; dropping the hold frees them.
-  if (release) await deps.holds.releaseAfterCommit(release.slot_id, release.hold_id, release.guest_count);
+  if (release) await deps.holds.releaseAfterCommit(release.slotId, release.holdId, release.guestCount);
 }

@@ -1,41 +1,8 @@
 import type { Db, Tx } from '@booking/db';
-import { AppError } from '@booking/domain';
 import { recordEvent } from '@booking/events';
+import { lockOpenShift } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
 import type { ClosedShift, CloseShiftRequest } from './pos-schemas';
-
-interface LockedShift {
-  id: string;
-  venue_id: string | null;
-  opened_at: Date;
-  opened_by_key_id: string;
-  starting_cash_cents: number;
-  closed_at: Date | null;
-}
-
-/**
- * Locks a shift of the tenant. Cash taken in a shift share-locks it, so closing (FOR UPDATE)
- * waits for payments in flight and none lands after the count.
- */
-export async function lockShift(
-  tx: Tx,
-  tenantId: string,
-  shiftId: string,
-  mode: 'update' | 'share',
-): Promise<LockedShift> {
-  const rows =
-    mode === 'update'
-      ? await tx.$queryRaw<LockedShift[]>`
-          SELECT id, venue_id, opened_at, opened_by_key_id, starting_cash_cents, closed_at FROM pos_shifts
-          WHERE id = ${shiftId}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`
-      : await tx.$queryRaw<LockedShift[]>`
-          SELECT id, venue_id, opened_at, opened_by_key_id, starting_cash_cents, closed_at FROM pos_shifts
-          WHERE id = ${shiftId}::uuid AND tenant_id = ${tenantId}::uuid FOR SHARE`;
-  const shift = rows[0];
-  if (!shift) throw new AppError('shift_not_found');
-  if (shift.closed_at) throw new AppError('shift_closed', { closed_at: shift.closed_at.toISOString() });
-  return shift;
-}
 
 /** Cash booking payments and cash gift card sales taken in the shift. */
 async function collectedCash(tx: Tx, shiftId: string): Promise<number> {
@@ -53,9 +20,9 @@ async function collectedCash(tx: Tx, shiftId: string): Promise<number> {
  */
 export async function closeShift(db: Db, operator: Operator, request: CloseShiftRequest): Promise<ClosedShift> {
   return db.$transaction(async (tx) => {
-    const shift = await lockShift(tx, operator.tenantId, request.shift_id, 'update');
+    const shift = await lockOpenShift(tx, operator.tenantId, request.shift_id, 'update');
     const collected = await collectedCash(tx, shift.id);
-    const expected = shift.starting_cash_cents + collected;
+    const expected = shift.startingCashCents + collected;
     const ending = request.counted_cash_cents;
     const closed = await tx.posShift.update({
       where: { id: shift.id },
@@ -70,12 +37,12 @@ export async function closeShift(db: Db, operator: Operator, request: CloseShift
     const view: ClosedShift = {
       shift_id: shift.id,
       status: 'closed',
-      venue_id: shift.venue_id,
-      opened_at: shift.opened_at.toISOString(),
+      venue_id: shift.venueId,
+      opened_at: shift.openedAt.toISOString(),
       closed_at: closed.closedAt!.toISOString(),
-      opened_by_user_id: shift.opened_by_key_id,
+      opened_by_user_id: shift.openedByKeyId,
       closed_by_user_id: operator.keyId,
-      starting_cash_cents: shift.starting_cash_cents,
+      starting_cash_cents: shift.startingCashCents,
       collected_cash_cents: collected,
       expected_cash_cents: expected,
       ending_cash_cents: ending,

@@ -1,16 +1,9 @@
-import type { Db, Tx } from '@booking/db';
+import type { Db } from '@booking/db';
 import { AppError } from '@booking/domain';
 import { recordEvent } from '@booking/events';
+import { lockRegister } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
 import type { OpenShift, OpenShiftRequest } from './pos-schemas';
-
-/**
- * Serialises shift openings of one register (tenant + venue, or the tenant's venue-less one) for
- * the rest of the transaction, so two tills opening at once cannot both find no open shift.
- */
-async function lockRegister(tx: Tx, tenantId: string, venueId: string | null): Promise<void> {
-  await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`pos_shift:${tenantId}:${venueId ?? ''}`}))`;
-}
 
 /** Opens a POS shift with its starting cash count (staff+); one open shift per register. */
 export async function openShift(db: Db, operator: Operator, request: OpenShiftRequest): Promise<OpenShift> {

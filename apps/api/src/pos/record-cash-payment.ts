@@ -1,11 +1,10 @@
 import type { Db } from '@booking/db';
-import { AppError } from '@booking/domain';
+import { AppError, assertBookingAllows } from '@booking/domain';
 import { confirmBooking } from '../bookings/confirm-booking';
-import { confirmableOf, lockPayableBooking } from '../bookings/lock-payable-booking';
 import { lockSlotAndCheckSeats } from '../bookings/lock-slot';
 import type { HoldStore } from '../holds/hold-store';
+import { lockBooking, lockOpenShift } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
-import { lockShift } from './close-shift';
 import type { CashPaymentRequest, CashPaymentResponse } from './pos-schemas';
 
 /**
@@ -21,23 +20,23 @@ export async function recordCashPayment(
   request: CashPaymentRequest,
 ): Promise<CashPaymentResponse> {
   return deps.db.$transaction(async (tx) => {
-    await lockShift(tx, operator.tenantId, shiftId, 'share');
-    const booking = await lockPayableBooking(tx, request.booking_id, operator.tenantId);
-    if (!booking) throw new AppError('booking_not_found');
-    if (booking.status !== 'held') throw new AppError('booking_not_payable', `the booking is ${booking.status}`);
+    await lockOpenShift(tx, operator.tenantId, shiftId, 'share');
+    const booking = await lockBooking(tx, request.booking_id, { tenantId: operator.tenantId });
+    assertBookingAllows(booking.status, 'pay');
     // A card payment for it arrived too late and is being refunded: taking cash too would need
     // the same review.
-    if (booking.review_reason)
+    if (booking.reviewReason)
       throw new AppError('booking_not_payable', 'a card payment of this booking is under review');
-    const dueCents = booking.total_cents - booking.gift_card_applied_cents;
+    const dueCents = booking.totalCents - booking.giftCardAppliedCents;
     if (request.amount_cents !== dueCents) {
       throw new AppError('payment_amount_mismatch', { amount_due_cents: dueCents, currency: booking.currency });
     }
 
     const fits = await lockSlotAndCheckSeats(tx, deps.holds, {
-      slotId: booking.slot_id,
-      seats: booking.guest_count,
-      exceptHoldId: booking.hold_id,
+      tenantId: operator.tenantId,
+      slotId: booking.slotId,
+      seats: booking.guestCount,
+      exceptHoldId: booking.holdId,
     });
     if (!fits) throw new AppError('capacity_exceeded', 'the seats of this booking are no longer available');
 
@@ -52,13 +51,13 @@ export async function recordCashPayment(
         shiftId,
       },
     });
-    await confirmBooking(tx, confirmableOf(booking), {
+    await confirmBooking(tx, booking, {
       method: 'cash',
-      netPaidCents: request.amount_cents + booking.gift_card_applied_cents,
+      netPaidCents: request.amount_cents + booking.giftCardAppliedCents,
     });
     // The seats now count in seats_booked; still under the slot lock, the hold stops counting
     // them, so no replica ever counts them twice.
-    await deps.holds.release(booking.slot_id, booking.hold_id, booking.guest_count);
+    await deps.holds.release(booking.slotId, booking.holdId, booking.guestCount);
     return {
       booking_id: booking.id,
       status: 'confirmed',

@@ -1,9 +1,10 @@
 import type { Db, Tx } from '@booking/db';
-import { AppError } from '@booking/domain';
+import { AppError, assertBookingAllows } from '@booking/domain';
 import Stripe from 'stripe';
 import type { HoldStore } from '../holds/hold-store';
+import { ANY_TENANT, lockBooking, lockCardPayment } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
-import { lockBooking, lockTenantBooking, settleRefund, type FinalOutcome } from './refund-bookkeeping';
+import { settleRefund, type FinalOutcome } from './refund-bookkeeping';
 import type { RefundResponse } from './refund-schemas';
 
 type Deps = { db: Db; holds: HoldStore; stripe: Stripe | null };
@@ -20,14 +21,6 @@ export interface Reserved {
   refundId: string;
   paymentIntentId: string;
   amountCents: number;
-}
-
-interface LockedPayment {
-  id: string;
-  amount_cents: number;
-  refunded_cents: number;
-  status: 'succeeded' | 'refunded';
-  provider_reference: string;
 }
 
 /** What the provider's refund says: final, or still pending. */
@@ -82,7 +75,8 @@ export async function recordProviderAnswer(
     });
   } else if (answer.status !== 'unknown') {
     const settled = await deps.db.$transaction(async (tx) => {
-      const booking = (await lockBooking(tx, bookingId))!;
+      // The refund was reserved for this booking in its tenant already.
+      const booking = await lockBooking(tx, bookingId, ANY_TENANT);
       return settleRefund(tx, booking, refundId, answer);
     });
     if (settled.release)
@@ -106,33 +100,23 @@ export async function recordProviderAnswer(
 }
 
 async function reserveRefund(tx: Tx, operator: Operator, input: RefundInput): Promise<Reserved> {
-  const booking = await lockTenantBooking(tx, operator.tenantId, input.bookingId);
-  if (!booking) throw new AppError('booking_not_found');
-  if (booking.status === 'refunded') throw new AppError('booking_not_refundable', 'the booking is refunded already');
+  const booking = await lockBooking(tx, input.bookingId, { tenantId: operator.tenantId });
+  assertBookingAllows(booking.status, input.keepBookingActive ? 'refundKeepingActive' : 'refund');
   // Its paid amount was given back as a gift card: a card refund on top would pay out twice.
-  if (booking.reissued_gift_card_id !== null) {
+  if (booking.reissuedGiftCardId !== null) {
     throw new AppError('booking_not_refundable', 'the paid amount was reissued as a gift card');
   }
-  if (input.keepBookingActive && booking.status !== 'confirmed') {
-    throw new AppError(
-      'booking_not_refundable',
-      `keep_booking_active needs a confirmed booking; it is ${booking.status}`,
-    );
-  }
-  const [payment] = await tx.$queryRaw<LockedPayment[]>`
-    SELECT id, amount_cents, refunded_cents, status::text AS status, provider_reference FROM payments
-    WHERE booking_id = ${booking.id}::uuid AND method = 'card' AND provider_reference IS NOT NULL
-    ORDER BY created_at LIMIT 1 FOR UPDATE`;
+  const payment = await lockCardPayment(tx, booking.id);
   if (!payment) throw new AppError('booking_not_refundable', 'the booking has no card payment to refund');
 
-  const refundable = payment.status === 'refunded' ? 0 : payment.amount_cents - payment.refunded_cents;
+  const refundable = payment.status === 'refunded' ? 0 : payment.amountCents - payment.refundedCents;
   const amountCents = input.amountCents ?? refundable;
   if (refundable <= 0 || amountCents > refundable) {
     throw new AppError('refund_exceeds_paid', { refundable_cents: Math.max(refundable, 0) });
   }
   const refund = await tx.refund.create({
     data: {
-      tenantId: booking.tenant_id,
+      tenantId: booking.tenantId,
       bookingId: booking.id,
       paymentId: payment.id,
       amountCents,
@@ -143,7 +127,7 @@ async function reserveRefund(tx: Tx, operator: Operator, input: RefundInput): Pr
     },
   });
   await tx.payment.update({ where: { id: payment.id }, data: { refundedCents: { increment: amountCents } } });
-  return { refundId: refund.id, paymentIntentId: payment.provider_reference, amountCents };
+  return { refundId: refund.id, paymentIntentId: payment.providerReference!, amountCents };
 }
 
 /**

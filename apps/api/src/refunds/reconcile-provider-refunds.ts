@@ -2,8 +2,9 @@ import { isUuid } from '@booking/domain';
 import type { Db, Tx } from '@booking/db';
 import type Stripe from 'stripe';
 import type { HoldStore } from '../holds/hold-store';
+import { ANY_TENANT, lockBooking } from '../locks';
 import { providerOutcome } from './create-refund';
-import { bookSucceededRefund, lockBooking, settleRefund, type HoldRelease } from './refund-bookkeeping';
+import { bookSucceededRefund, settleRefund, type HoldRelease } from './refund-bookkeeping';
 
 type Deps = { db: Db; holds: HoldStore; stripe: Stripe };
 
@@ -65,7 +66,7 @@ export async function settleOurRefund(
   providerRefund: Stripe.Refund,
 ): Promise<HoldRelease | null> {
   const outcome = providerOutcome(providerRefund);
-  const booking = (await lockBooking(tx, ours.bookingId))!;
+  const booking = await lockBooking(tx, ours.bookingId, ANY_TENANT);
   if (outcome.status === 'pending') {
     await tx.refund.updateMany({
       where: { id: ours.id, providerRefundId: null },
@@ -93,7 +94,7 @@ async function reconcileOne(
   const intentId = idOf(providerRefund.payment_intent) ?? chargeIntent;
   const payment = intentId ? await tx.payment.findUnique({ where: { providerReference: intentId } }) : null;
   if (!payment || payment.method !== 'card') return null;
-  const booking = (await lockBooking(tx, payment.bookingId))!;
+  const booking = await lockBooking(tx, payment.bookingId, ANY_TENANT);
   // Under the booking lock, a concurrent delivery about the same refund has either recorded it
   // (then this one stops here) or waits for us.
   if (await tx.refund.findUnique({ where: { providerRefundId: providerRefund.id } })) return null;

@@ -1,48 +1,13 @@
 import type { Tx } from '@booking/db';
 import { recordEvent } from '@booking/events';
 import { loadBookingEventSubject } from '../bookings/confirm-booking';
-
-/** The booking row a refund transaction locks first (lock order: booking, slot, payment). */
-export interface LockedBooking {
-  id: string;
-  tenant_id: string;
-  status: 'held' | 'confirmed' | 'cancelled' | 'refunded';
-  slot_id: string;
-  hold_id: string;
-  guest_count: number;
-  /** Set when the paid amount was already given back as a gift card. */
-  reissued_gift_card_id: string | null;
-}
+import { lockRefund, type LockedBooking } from '../locks';
 
 /** A hold to drop once the transaction committed: a held booking that became refunded. */
 export interface HoldRelease {
   slotId: string;
   holdId: string;
   seats: number;
-}
-
-export async function lockBooking(tx: Tx, bookingId: string): Promise<LockedBooking | undefined> {
-  const [row] = await tx.$queryRaw<LockedBooking[]>`
-    SELECT id, tenant_id, status::text AS status, slot_id, hold_id, guest_count, reissued_gift_card_id
-    FROM bookings WHERE id = ${bookingId}::uuid FOR UPDATE`;
-  return row;
-}
-
-/** The same lock, for an operator: another tenant's booking is simply not found. */
-export async function lockTenantBooking(tx: Tx, tenantId: string, bookingId: string) {
-  const [row] = await tx.$queryRaw<LockedBooking[]>`
-    SELECT id, tenant_id, status::text AS status, slot_id, hold_id, guest_count, reissued_gift_card_id
-    FROM bookings WHERE id = ${bookingId}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
-  return row;
-}
-
-interface LockedRefund {
-  id: string;
-  payment_id: string;
-  amount_cents: number;
-  reason: string | null;
-  status: 'pending' | 'succeeded' | 'failed';
-  keep_booking_active: boolean;
 }
 
 export type FinalOutcome = { status: 'succeeded' | 'failed'; providerRefundId?: string };
@@ -58,9 +23,7 @@ export async function settleRefund(
   refundId: string,
   outcome: FinalOutcome,
 ): Promise<{ settled: boolean; release: HoldRelease | null }> {
-  const [refund] = await tx.$queryRaw<LockedRefund[]>`
-    SELECT id, payment_id, amount_cents, reason, status::text AS status, keep_booking_active
-    FROM refunds WHERE id = ${refundId}::uuid FOR UPDATE`;
+  const refund = await lockRefund(tx, refundId);
   if (!refund || refund.status !== 'pending') return { settled: false, release: null };
 
   await tx.refund.update({
@@ -70,19 +33,12 @@ export async function settleRefund(
   if (outcome.status === 'failed') {
     // Kept as failed for the audit trail; its amount is refundable again.
     await tx.payment.update({
-      where: { id: refund.payment_id },
-      data: { refundedCents: { decrement: refund.amount_cents } },
+      where: { id: refund.paymentId },
+      data: { refundedCents: { decrement: refund.amountCents } },
     });
     return { settled: true, release: null };
   }
-  const release = await bookSucceededRefund(tx, booking, {
-    id: refund.id,
-    paymentId: refund.payment_id,
-    amountCents: refund.amount_cents,
-    reason: refund.reason,
-    keepBookingActive: refund.keep_booking_active,
-    raiseRefundedCentsBy: 0,
-  });
+  const release = await bookSucceededRefund(tx, booking, { ...refund, raiseRefundedCentsBy: 0 });
   return { settled: true, release };
 }
 
@@ -125,7 +81,7 @@ export async function bookSucceededRefund(
 
   const paymentIntentId = payment.providerReference!;
   await recordEvent(tx, {
-    tenantId: booking.tenant_id,
+    tenantId: booking.tenantId,
     name: 'refund.created',
     entityType: 'booking',
     entityId: booking.id,
@@ -141,7 +97,7 @@ export async function bookSucceededRefund(
   let release: HoldRelease | null = null;
   if (refund.keepBookingActive) {
     await recordEvent(tx, {
-      tenantId: booking.tenant_id,
+      tenantId: booking.tenantId,
       name: 'refund.partial_no_cancel',
       entityType: 'booking',
       entityId: booking.id,
@@ -165,16 +121,16 @@ export async function bookSucceededRefund(
     // them back already.
     if (booking.status === 'confirmed') {
       await tx.slot.update({
-        where: { id: booking.slot_id },
-        data: { seatsBooked: { decrement: booking.guest_count } },
+        where: { id: booking.slotId },
+        data: { seatsBooked: { decrement: booking.guestCount } },
       });
     }
     if (booking.status === 'held') {
-      release = { slotId: booking.slot_id, holdId: booking.hold_id, seats: booking.guest_count };
+      release = { slotId: booking.slotId, holdId: booking.holdId, seats: booking.guestCount };
     }
     await tx.booking.update({ where: { id: booking.id }, data: { status: 'refunded' } });
     await recordEvent(tx, {
-      tenantId: booking.tenant_id,
+      tenantId: booking.tenantId,
       name: 'booking.refunded',
       entityType: 'booking',
       entityId: booking.id,

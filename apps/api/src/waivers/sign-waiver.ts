@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Db, Tx } from '@booking/db';
 import { AppError } from '@booking/domain';
 import { recordEvent } from '@booking/events';
+import { findBookingForUpdate } from '../locks';
 import type { SignWaiverRequest, WaiverSignatureResponse } from './waiver-schemas';
 import { WAIVER_TEXT, WAIVER_VERSION } from './waiver-text';
 import { assertWaiverOpen, type WaiverClaims } from './waiver-token';
@@ -49,14 +50,6 @@ export function evidenceHash(fields: {
     .digest('hex');
 }
 
-async function lockBooking(tx: Tx, bookingId: string, tenantId: string) {
-  const [row] = await tx.$queryRaw<{ status: string; guest_count: number; requires_waiver: boolean }[]>`
-    SELECT b.status, b.guest_count, e.requires_waiver
-    FROM bookings b JOIN experiences e ON e.id = b.experience_id
-    WHERE b.id = ${bookingId}::uuid AND b.tenant_id = ${tenantId}::uuid FOR UPDATE OF b`;
-  return row;
-}
-
 /**
  * Signs the booking's waiver for one participant. Signing again for the same participant
  * changes nothing and answers the evidence already stored; only new evidence records
@@ -77,9 +70,9 @@ export async function signWaiver(
   const key = participantKey(participantName);
 
   const { signature, created } = await deps.db.$transaction(async (tx) => {
-    const booking = await lockBooking(tx, bookingId, tenantId);
+    const booking = await findBookingForUpdate(tx, bookingId, { tenantId });
     if (!booking) throw new AppError('waiver_not_found');
-    assertWaiverOpen({ status: booking.status, requiresWaiver: booking.requires_waiver });
+    assertWaiverOpen(booking);
     if (request.waiver_version !== WAIVER_VERSION) {
       throw new AppError('waiver_version_outdated', { current_version: WAIVER_VERSION });
     }
@@ -87,8 +80,8 @@ export async function signWaiver(
     const existing = await findSignature(tx, bookingId, key);
     if (existing) return { signature: existing, created: false };
     const signed = await tx.waiverSignature.count({ where: { bookingId } });
-    if (signed >= booking.guest_count) {
-      throw new AppError('waiver_signatures_complete', { guest_count: booking.guest_count });
+    if (signed >= booking.guestCount) {
+      throw new AppError('waiver_signatures_complete', { guest_count: booking.guestCount });
     }
 
     const id = randomUUID();

@@ -1,4 +1,4 @@
-import { AppError } from '@booking/domain';
+import { AppError, assertBookingAllows, type BookingStatus } from '@booking/domain';
 import { TokenError, verifyToken } from '@booking/signing';
 
 const MAX_TOKEN_LENGTH = 2048;
@@ -24,9 +24,7 @@ export function waiverTokenClaims(secret: string, token: string): WaiverClaims {
  * A waiver can be read and signed while its booking stands (held or confirmed) and only for
  * experiences that require one.
  */
-export function assertWaiverOpen(booking: { status: string; requiresWaiver: boolean }): void {
+export function assertWaiverOpen(booking: { status: BookingStatus; requiresWaiver: boolean }): void {
   if (!booking.requiresWaiver) throw new AppError('waiver_not_required');
-  if (booking.status !== 'held' && booking.status !== 'confirmed') {
-    throw new AppError('booking_not_amendable', `the booking is ${booking.status}`);
-  }
+  assertBookingAllows(booking.status, 'signWaiver');
 }

@@ -1,11 +1,12 @@
 import type { Config } from '@booking/config';
 import type { Db, Tx } from '@booking/db';
-import { AppError } from '@booking/domain';
+import { AppError, assertBookingAllows } from '@booking/domain';
 import { recordEvent } from '@booking/events';
-import type { ReissueGiftCardResponse } from '../gift-cards/gift-card-schemas';
-import { issueGiftCard } from '../gift-cards/issue-gift-card';
+import { loadBookingEventSubject } from '../bookings/confirm-booking';
+import { lockBooking, lockSlot, lockSucceededPayments, type LockedBooking } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
-import { loadBookingEventSubject } from './confirm-booking';
+import type { ReissueGiftCardResponse } from './gift-card-schemas';
+import { issueGiftCard } from './issue-gift-card';
 
 /**
  * Cancels a confirmed booking and gives its paid amount back as a new gift card, instead of a
@@ -27,16 +28,13 @@ export async function reissueGiftCard(
   bookingId: string,
 ): Promise<ReissueGiftCardResponse> {
   return deps.db.$transaction(async (tx) => {
-    const booking = await lockBooking(tx, operator.tenantId, bookingId);
-    if (!booking) throw new AppError('booking_not_found');
-    if (booking.status !== 'confirmed') {
-      throw new AppError('booking_not_cancellable', `the booking is ${booking.status}`);
-    }
-    await tx.$queryRaw`SELECT id FROM slots WHERE id = ${booking.slot_id}::uuid FOR NO KEY UPDATE`;
-    const paidCents = await lockPaidAmount(tx, bookingId);
+    const booking = await lockBooking(tx, bookingId, { tenantId: operator.tenantId });
+    assertBookingAllows(booking.status, 'reissue');
+    await lockSlot(tx, operator.tenantId, booking.slotId);
+    const paidCents = await lockPaidAmount(tx, booking);
     if (paidCents <= 0) throw new AppError('booking_not_refundable', 'nothing was paid for this booking');
 
-    await tx.slot.update({ where: { id: booking.slot_id }, data: { seatsBooked: { decrement: booking.guest_count } } });
+    await tx.slot.update({ where: { id: booking.slotId }, data: { seatsBooked: { decrement: booking.guestCount } } });
     const card = await issueGiftCard(tx, {
       tenantId: operator.tenantId,
       amountCents: paidCents,
@@ -71,31 +69,19 @@ export async function reissueGiftCard(
   });
 }
 
-async function lockBooking(tx: Tx, tenantId: string, bookingId: string) {
-  const [row] = await tx.$queryRaw<{ status: string; slot_id: string; guest_count: number; currency: string }[]>`
-    SELECT status, slot_id, guest_count, currency FROM bookings
-    WHERE id = ${bookingId}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
-  return row;
-}
-
 /**
  * Locks the booking's payments and returns what they took, net of refunds. A refund still
  * waiting for the provider's answer makes the amount uncertain, so the reissue waits for it.
  */
-async function lockPaidAmount(tx: Tx, bookingId: string): Promise<number> {
-  const payments = await tx.$queryRaw<{ amount_cents: number; refunded_cents: number }[]>`
-    SELECT amount_cents, refunded_cents FROM payments
-    WHERE booking_id = ${bookingId}::uuid AND status = 'succeeded'
-    ORDER BY id FOR UPDATE`;
-  if (await tx.refund.count({ where: { bookingId, status: 'pending' } })) {
+async function lockPaidAmount(tx: Tx, booking: LockedBooking): Promise<number> {
+  const payments = await lockSucceededPayments(tx, booking.id);
+  if (await tx.refund.count({ where: { bookingId: booking.id, status: 'pending' } })) {
     throw new AppError('refund_in_progress', 'a refund of this booking is waiting for the payment provider');
   }
   // A card payment that arrived too late (review_reason) is being refunded automatically:
   // reissuing it as a gift card as well would pay it out twice.
-  const [review] = await tx.$queryRaw<{ review_reason: string | null }[]>`
-    SELECT review_reason FROM bookings WHERE id = ${bookingId}::uuid`;
-  if (review?.review_reason) {
+  if (booking.reviewReason) {
     throw new AppError('refund_in_progress', 'a late card payment of this booking is being refunded automatically');
   }
-  return payments.reduce((sum, payment) => sum + payment.amount_cents - payment.refunded_cents, 0);
+  return payments.reduce((sum, payment) => sum + payment.amountCents - payment.refundedCents, 0);
 }
