@@ -3,16 +3,17 @@ import type { AppDeps } from '../app-deps';
 import { idParam } from '../http/path-params';
 import { createParser } from '../http/validation';
 import { operatorOf, requireRole } from '../operators/api-key-auth';
-import { listDeliveries, recoverDeliveries, redeliver, sendTestDelivery } from './manage-deliveries';
-import {
-  createEndpoint,
-  deleteEndpoint,
-  findEndpoint,
-  listEndpoints,
-  resumeEndpoint,
-  rotateSecret,
-} from './manage-endpoints';
+import { createEndpoint } from './create-endpoint';
+import { deleteEndpoint } from './delete-endpoint';
 import { endpointView } from './endpoint-view';
+import { findEndpoint } from './find-endpoint';
+import { listDeliveries } from './list-deliveries';
+import { listEndpoints } from './list-endpoints';
+import { recoverDeliveries } from './recover-deliveries';
+import { redeliver } from './redeliver';
+import { resumeEndpoint } from './resume-endpoint';
+import { rotateSecret } from './rotate-endpoint-secret';
+import { sendTestDelivery } from './send-test-delivery';
 import { CreateEndpointRequest, DeliveriesQuery, RecoverRequest, TestDeliveryRequest } from './webhook-schemas';
 
 const parseCreate = createParser(CreateEndpointRequest);
