@@ -25,10 +25,7 @@ import { createRequire } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { applyMigrations } from '../packages/db/src/migrations/apply-migrations';
-import { createPrismaClient } from '../packages/db/src/prisma-client';
-import { createRedis } from '../packages/db/src/redis';
-import { seedDemoTenant } from '../packages/db/src/seed/demo-tenant';
+import { applyMigrations, createPrismaClient, createRedis, seedDemoTenant } from '@booking/db';
 
 const ROOT = path.resolve(__dirname, '..');
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/booking_bench';

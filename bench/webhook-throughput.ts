@@ -36,16 +36,10 @@ import { createRequire } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { applyMigrations } from '../packages/db/src/migrations/apply-migrations';
-import { createPrismaClient, type Db } from '../packages/db/src/prisma-client';
-import { recordEvent } from '../packages/events/src/record-event';
-import { generateWebhookSecret, sealSecret } from '../packages/signing/src/index';
-import {
-  createDeliveryQueue,
-  DELIVERY_QUEUE,
-  enqueueDeliveries,
-  queueConnection,
-} from '../packages/webhook-queue/src/index';
+import { applyMigrations, createPrismaClient, type Db } from '@booking/db';
+import { recordEvent } from '@booking/events';
+import { generateWebhookSecret, sealSecret } from '@booking/signing';
+import { createDeliveryQueue, DELIVERY_QUEUE, enqueueDeliveries, queueConnection } from '@booking/webhook-queue';
 
 const ROOT = path.resolve(__dirname, '..');
 const DATABASE_URL = (() => {

@@ -2,11 +2,18 @@ import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import { EVENT_SCHEMA_VERSIONS } from '@booking/events';
 import { signToken } from '@booking/signing';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
-import { bearer, keyIdOf } from './support/operators';
-
-type Experience = DemoTenant['experiences'][number];
+import {
+  bearer,
+  clientIp,
+  confirmedBooking,
+  createTestApp,
+  type Experience,
+  heldBooking,
+  keyIdOf,
+  placeHold,
+  seedTenant,
+  type TestApp,
+} from '@booking/test-kit';
 
 interface MadeBooking {
   bookingId: string;
@@ -29,33 +36,21 @@ describe('booking amendments: reschedule, transfer, party', () => {
   });
   afterAll(() => t.close());
 
-  /** Hold + POST /api/bookings; with `confirmed`, the seed's big gift card pays it in full. */
+  /** A booking through the kit's factory, confirmed (paid by the seed's big gift card) unless told otherwise. */
   async function makeBooking(
     tenant: DemoTenant,
     options: { confirmed?: boolean; experience?: Experience; slotIndex?: number; guests?: number } = {},
   ): Promise<MadeBooking> {
-    const confirmed = options.confirmed ?? true;
-    const experience = options.experience ?? tenant.experiences[0]!;
-    const slotId = experience.slots[options.slotIndex ?? 0]!.id;
-    const guests = options.guests ?? 2;
-    const ip = clientIp();
-    const holdId = await placeHold(t, ip, experience, slotId, guests);
-    const body = bookingBody(tenant, experience, slotId, holdId, guests);
-    const res = await request(t.app)
-      .post('/api/bookings')
-      .set('X-Forwarded-For', ip)
-      .send({ ...body, ...(confirmed ? { gift_card_code: tenant.gift_cards[0]!.code } : {}) });
-    const expected = confirmed ? 'confirmed' : 'held';
-    if (res.status !== 201 || res.body.status !== expected)
-      throw new Error(`booking failed: ${res.status} ${JSON.stringify(res.body)}`);
+    const { confirmed = true, ...choices } = options;
+    const booked = await (confirmed ? confirmedBooking : heldBooking)(t, tenant, choices);
     return {
-      bookingId: res.body.booking_id,
-      slotId,
-      guestCount: guests,
-      totalCents: res.body.total_cents,
-      manageToken: res.body.manage_token,
-      bookingToken: res.body.booking_token,
-      email: body.customer.email,
+      bookingId: booked.booking_id,
+      slotId: booked.slotId,
+      guestCount: booked.guests,
+      totalCents: booked.total_cents,
+      manageToken: booked.manage_token,
+      bookingToken: booked.booking_token,
+      email: booked.email,
     };
   }
 

@@ -2,15 +2,19 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { DemoTenant } from '@booking/db';
 import {
+  bookingBody,
+  clientIp,
+  createTestApp,
   freePort,
+  kayak,
   killAllServiceProcesses,
-  startServiceProcess,
+  placeHold,
+  seedTenant,
   type ServiceProcess,
-} from '../../../test/support/service-process';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  startServiceProcess,
+  type TestApp,
+  waitUntil,
+} from '@booking/test-kit';
 
 // The API killed with SIGKILL in the middle of a burst of idempotent requests, then a new API
 // process on the same PostgreSQL and Redis. Every client retries with its own key and body
@@ -71,15 +75,15 @@ describe('kill -9 of the API mid-burst, then retries with the same Idempotency-K
   }
 
   /** Retries until the answer is final: not "still in flight" (409), not unavailable (5xx). */
-  async function retryUntilFinal(route: string, ip: string, key: string, body: object): Promise<Answer> {
-    const deadline = Date.now() + RETRY_WINDOW_MS;
-    for (;;) {
-      const answer = await post(route, ip, key, body).catch(() => null);
-      const pending = !answer || answer.status >= 500 || answer.body.error === 'idempotency_request_in_progress';
-      if (!pending) return answer;
-      if (Date.now() > deadline) throw new Error(`${key}: no final answer within ${RETRY_WINDOW_MS} ms`);
-      await sleep(200);
-    }
+  function retryUntilFinal(route: string, ip: string, key: string, body: object): Promise<Answer> {
+    return waitUntil(
+      async () => {
+        const answer = await post(route, ip, key, body).catch(() => null);
+        const pending = !answer || answer.status >= 500 || answer.body.error === 'idempotency_request_in_progress';
+        return !pending && answer;
+      },
+      { timeoutMs: RETRY_WINDOW_MS, intervalMs: 200, what: `a final answer to ${key}` },
+    );
   }
 
   it('when bookings are cut off after their commit, then every retry gets the committed booking and none is made twice', async () => {
@@ -98,8 +102,8 @@ describe('kill -9 of the API mid-burst, then retries with the same Idempotency-K
 
     const first = await startApi('api-1');
     const firstTries = requests.map((r) => post('/api/bookings', r.ip, r.key, r.body).catch(() => null));
-    const deadline = Date.now() + 10_000;
-    while ((await committed()) === 0 && Date.now() < deadline) await sleep(2);
+    // Killed right after the first commit, so the burst is cut off mid-flight.
+    await waitUntil(async () => (await committed()) > 0, { timeoutMs: 10_000, intervalMs: 2, what: 'a first commit' });
     await first.kill();
     const firstAnswers = await Promise.all(firstTries);
     const atKill = new Set(
@@ -142,8 +146,11 @@ describe('kill -9 of the API mid-burst, then retries with the same Idempotency-K
 
     const first = await startApi('api-3');
     const firstTries = requests.map((r) => post('/api/bookings/hold', r.ip, r.key, r.body).catch(() => null));
-    const deadline = Date.now() + 10_000;
-    while ((await liveSeats()) === before && Date.now() < deadline) await sleep(2);
+    await waitUntil(async () => (await liveSeats()) !== before, {
+      timeoutMs: 10_000,
+      intervalMs: 2,
+      what: 'a first hold to be placed',
+    });
     await first.kill();
     const firstAnswers = await Promise.all(firstTries);
 

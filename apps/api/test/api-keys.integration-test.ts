@@ -4,8 +4,7 @@ import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import { generateApiKey, hashSecret, parseApiKey } from '@booking/signing';
 import { createApiKey, listApiKeys, revokeApiKey } from '../src/operators/api-key-admin';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
+import { confirmedBooking, createTestApp, seedTenant, type TestApp } from '@booking/test-kit';
 
 const REPO_ROOT = path.resolve(__dirname, '../../..');
 const CLI_TIMEOUT_MS = 60_000;
@@ -45,16 +44,7 @@ describe('tenant API keys', () => {
   beforeAll(async () => {
     t = createTestApp();
     demo = await seedTenant(t.deps);
-    const { experience, slot } = kayak(demo);
-    const ip = clientIp();
-    const holdId = await placeHold(t, ip, experience, slot.id, 1);
-    const res = await request(t.app)
-      .post('/api/bookings')
-      .set('X-Forwarded-For', ip)
-      .send({ ...bookingBody(demo, experience, slot.id, holdId, 1), gift_card_code: demo.gift_cards[0]!.code });
-    if (res.status !== 201 || res.body.status !== 'confirmed')
-      throw new Error(`booking failed: ${res.status} ${JSON.stringify(res.body)}`);
-    bookingId = res.body.booking_id;
+    bookingId = (await confirmedBooking(t, demo, { guests: 1 })).booking_id;
   });
   afterAll(() => t.close());
 

@@ -2,12 +2,25 @@ import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import type { EventName } from '@booking/events';
 import { expireHeldBookings } from '../src/bookings/expire-held-bookings';
-import { createIsolatedDatabase } from '../../../test/support/isolated-database';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { deliverStripeEvent, payByCard, stripeEnv, TEST_WEBHOOK_SECRET } from './support/card-payments';
-import { signedPaymentSucceededEvent, startFakeStripe, stopFakeStripe, type FakeStripe } from './support/fake-stripe';
-import { bearer } from './support/operators';
-import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
+import {
+  bearer,
+  confirmedBooking,
+  createBooking,
+  type CreatedBooking,
+  createIsolatedDatabase,
+  createTestApp,
+  deliverStripeEvent,
+  type FakeStripe,
+  kayak,
+  payByCard,
+  seedTenant,
+  signedPaymentSucceededEvent,
+  startFakeStripe,
+  stopFakeStripe,
+  stripeEnv,
+  TEST_WEBHOOK_SECRET,
+  type TestApp,
+} from '@booking/test-kit';
 
 // Every booking event carries its subject: the booking, its experience, venue and slot, and the
 // customer's email, whichever way the booking ended (cancel, expiry, reissue, refund). The
@@ -31,33 +44,14 @@ describe('the subject of booking events', () => {
     await isolated.drop();
   });
 
-  interface Booked {
-    booking_id: string;
-    booking_token: string;
-    status: string;
-    total_cents: number;
-    ip: string;
-    email: string;
-    slotId: string;
-  }
-
-  /** A booking through the API: held, or confirmed when the seed's big gift card pays it all. */
-  async function book(slotIndex: number, options: { paidByGiftCard?: boolean } = {}): Promise<Booked> {
-    const { experience } = kayak(demo);
-    const slotId = experience.slots[slotIndex]!.id;
-    const ip = clientIp();
-    const holdId = await placeHold(t, ip, experience, slotId, 1);
-    const body = {
-      ...bookingBody(demo, experience, slotId, holdId, 1),
-      ...(options.paidByGiftCard && { gift_card_code: demo.gift_cards[0]!.code }),
-    };
-    const res = await request(t.app).post('/api/bookings').set('X-Forwarded-For', ip).send(body);
-    if (res.status !== 201) throw new Error(`booking failed: ${res.status} ${JSON.stringify(res.body)}`);
-    return { ...res.body, ip, email: body.customer.email, slotId };
-  }
+  /** A one-guest booking of the kayak tour: held, or confirmed when the seed's big gift card pays it all. */
+  const book = (slotIndex: number, options: { paidByGiftCard?: boolean } = {}) =>
+    options.paidByGiftCard
+      ? confirmedBooking(t, demo, { slotIndex, guests: 1 })
+      : createBooking(t, demo, { slotIndex, guests: 1 });
 
   /** What booking.confirmed and booking.created carry about their booking. */
-  const subjectOf = (booked: Booked) => ({
+  const subjectOf = (booked: CreatedBooking) => ({
     booking_id: booked.booking_id,
     experience_id: kayak(demo).experience.id,
     venue_id: demo.venue_id,

@@ -1,8 +1,16 @@
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import { verifyToken } from '@booking/signing';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
+import {
+  bookingBody,
+  clientIp,
+  createTestApp,
+  holdExpired,
+  kayak,
+  placeHold,
+  seedTenant,
+  type TestApp,
+} from '@booking/test-kit';
 
 describe('POST /api/bookings', () => {
   let t: TestApp;
@@ -217,7 +225,7 @@ describe('POST /api/bookings', () => {
       const { experience, slot } = kayak(other);
       const ip = clientIp();
       const holdId = await placeHold(short, ip, experience, slot.id, 2);
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      await holdExpired(short, (await short.deps.holds.get(holdId))!.expiresAt);
       const res = await request(short.app)
         .post('/api/bookings')
         .set('X-Forwarded-For', ip)

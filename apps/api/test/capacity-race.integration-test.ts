@@ -1,8 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DemoTenant } from '@booking/db';
-import { bookingBody } from './support/booking-flow';
-import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
+import { bookingBody, clientIp, createTestApp, holdExpired, seedTenant, type TestApp } from '@booking/test-kit';
 
 // "No oversell", raced for real: two API replicas (two app instances, each on its own loopback
 // port) share PostgreSQL and Redis, and clients hit both at once over HTTP, so requests overlap
@@ -79,8 +78,6 @@ function count(replies: Reply[]): Record<string, number> {
   }
   return tally;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('capacity under concurrent holds and bookings on two replicas', () => {
   let a: Replica | undefined;
@@ -284,13 +281,7 @@ describe('capacity under concurrent holds and bookings on two replicas', () => {
     const refused = await post(a!, '/api/bookings/hold', clientIp(), { ...holdBody, seats: 1 });
     expect(refused.status).toBe(409);
 
-    // Wait, bounded, until Redis's clock is past the hold's expiry.
-    const expiresAt = Date.parse(stale.body.expires_at as string);
-    const deadline = Date.now() + 5_000;
-    while ((await a!.t.deps.holds.now()) <= expiresAt) {
-      if (Date.now() > deadline) throw new Error('the one-second hold did not expire within 5 s');
-      await sleep(100);
-    }
+    await holdExpired(a!.t, Date.parse(stale.body.expires_at as string));
     expect(await ledger(slot.id)).toMatchObject({ live: 0, taken: 0 });
 
     const freshIp = clientIp();

@@ -1,9 +1,6 @@
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
-import { freePort } from '../../../test/support/service-process';
-import { bearer } from './support/operators';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
+import { bearer, createTestApp, freePort, heldBooking, seedTenant, type TestApp } from '@booking/test-kit';
 
 // A change that committed in PostgreSQL is the truth even when the Redis tidy-up after it fails:
 // the answer says what was committed, and the hold stops counting when it expires.
@@ -24,22 +21,15 @@ describe('a change committed while Redis is away', () => {
   });
 
   it('when a held booking is cancelled and its hold cannot be released, then the answer is 200 cancelled, as committed', async () => {
-    const { experience, slot } = kayak(demo);
-    const ip = clientIp();
-    const holdId = await placeHold(t, ip, experience, slot.id, 2);
-    const booked = await request(t.app)
-      .post('/api/bookings')
-      .set('X-Forwarded-For', ip)
-      .send(bookingBody(demo, experience, slot.id, holdId, 2));
-    expect(booked.status).toBe(201);
+    const { booking_id: bookingId, holdId } = await heldBooking(t, demo);
 
     const res = await request(noRedis.app)
-      .post(`/api/bookings/${booked.body.booking_id}/cancel`)
+      .post(`/api/bookings/${bookingId}/cancel`)
       .set('Authorization', bearer(demo.api_keys.manager));
 
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ booking_id: booked.body.booking_id, status: 'cancelled' });
-    const booking = await t.deps.db.booking.findUniqueOrThrow({ where: { id: booked.body.booking_id } });
+    expect(res.body).toMatchObject({ booking_id: bookingId, status: 'cancelled' });
+    const booking = await t.deps.db.booking.findUniqueOrThrow({ where: { id: bookingId } });
     expect(booking.status).toBe('cancelled');
     expect(await t.deps.db.event.count({ where: { entityId: booking.id, name: 'booking.cancelled' } })).toBe(1);
     // The hold is still in Redis (nothing could remove it), and goes when it expires.

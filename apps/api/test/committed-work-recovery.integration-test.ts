@@ -1,11 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
-import { bearer } from './support/operators';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import {
+  bearer,
+  bookingBody,
+  clientIp,
+  createTestApp,
+  kayak,
+  placeHold,
+  seedTenant,
+  sleep,
+  type TestApp,
+} from '@booking/test-kit';
 
 // The stored answer of an Idempotency-Key lives in Redis; the work lives in PostgreSQL. Here the
 // stored answer expires after one second, which stands for every way it can be lost after the
@@ -20,6 +26,9 @@ describe('a retry whose first run committed but whose answer was lost', () => {
     demo = await seedTenant(t.deps);
   });
   afterAll(() => t.close());
+
+  /** Lets IDEMPOTENCY_TTL_SECONDS=1 run out: Redis drops the stored answer on its own clock, so time must pass. */
+  const outliveStoredAnswer = () => sleep(1200);
 
   const postBooking = (ip: string, body: object, key: string) =>
     request(t.app).post('/api/bookings').set('X-Forwarded-For', ip).set('Idempotency-Key', key).send(body);
@@ -38,7 +47,7 @@ describe('a retry whose first run committed but whose answer was lost', () => {
 
   it('when a held booking is retried after its stored answer is gone, then it gets that booking back, marked replayed', async () => {
     const { ip, body, key, first, holdId } = await bookWithKey(1);
-    await sleep(1200);
+    await outliveStoredAnswer();
 
     const retry = await postBooking(ip, body, key);
 
@@ -63,7 +72,7 @@ describe('a retry whose first run committed but whose answer was lost', () => {
     const card = demo.gift_cards.find((c) => c.balance_cents >= 100_000)!;
     const { ip, body, key, first } = await bookWithKey(2, { gift_card_code: card.code });
     expect(first.body.payment_complete).toBe(true);
-    await sleep(1200);
+    await outliveStoredAnswer();
 
     const retry = await postBooking(ip, body, key);
 
@@ -80,7 +89,7 @@ describe('a retry whose first run committed but whose answer was lost', () => {
 
   it('when the same hold is booked with another key or another body, then it is still not found', async () => {
     const { ip, body, key } = await bookWithKey(3);
-    await sleep(1200);
+    await outliveStoredAnswer();
 
     const otherKey = await postBooking(ip, body, randomUUID());
     const otherBody = await postBooking(ip, { ...body, notes: 'changed' }, key);
@@ -98,7 +107,7 @@ describe('a retry whose first run committed but whose answer was lost', () => {
       .set('Authorization', bearer(demo.api_keys.manager))
       .send({ customer: { email: `new-owner-${randomUUID()}@example.com`, first_name: 'Nia' }, reason: 'gift' });
     expect(moved.status).toBe(200);
-    await sleep(1200);
+    await outliveStoredAnswer();
 
     const retry = await postBooking(ip, body, key);
 

@@ -2,9 +2,16 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import { EVENT_SCHEMA_VERSIONS } from '@booking/events';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
-import { bearer } from './support/operators';
+import {
+  bearer,
+  bookingBody,
+  clientIp,
+  confirmedBooking,
+  createTestApp,
+  placeHold,
+  seedTenant,
+  type TestApp,
+} from '@booking/test-kit';
 
 interface CustomerInput {
   email: string;
@@ -26,22 +33,10 @@ describe('customers', () => {
 
   const uniqueEmail = (label: string) => `${label}-${randomUUID().slice(0, 8)}@example.com`;
 
-  /** Hold + POST /api/bookings, confirmed by the seed's big gift card; returns the booking and its customer. */
+  /** A one-guest booking for `customer`, confirmed by the seed's big gift card; returns it and its customer. */
   async function book(tenant: DemoTenant, customer: CustomerInput, options: { slotIndex?: number } = {}) {
-    const experience = tenant.experiences[0]!;
-    const slotId = experience.slots[options.slotIndex ?? 0]!.id;
-    const ip = clientIp();
-    const holdId = await placeHold(t, ip, experience, slotId, 1);
-    const res = await request(t.app)
-      .post('/api/bookings')
-      .set('X-Forwarded-For', ip)
-      .send({
-        ...bookingBody(tenant, experience, slotId, holdId, 1),
-        customer,
-        gift_card_code: tenant.gift_cards[0]!.code,
-      });
-    if (res.status !== 201) throw new Error(`booking failed: ${res.status} ${JSON.stringify(res.body)}`);
-    const booking = await t.deps.db.booking.findUniqueOrThrow({ where: { id: res.body.booking_id } });
+    const booked = await confirmedBooking(t, tenant, { ...options, guests: 1, body: { customer } });
+    const booking = await t.deps.db.booking.findUniqueOrThrow({ where: { id: booked.booking_id } });
     return { bookingId: booking.id, customerId: booking.customerId };
   }
 

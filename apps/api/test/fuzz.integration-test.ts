@@ -2,11 +2,19 @@ import type { DemoTenant } from '@booking/db';
 import { ERROR_STATUSES } from '../src/http/error-statuses';
 import fc from 'fast-check';
 import request, { type Response } from 'supertest';
-import { bookingBody, placeHold } from './support/booking-flow';
+import {
+  bearer,
+  clientIp,
+  confirmedBooking,
+  createBooking,
+  createTestApp,
+  kayak,
+  placeHold,
+  seedTenant,
+  type TestApp,
+} from '@booking/test-kit';
 import { brokenInvariants } from './support/fuzz-invariants';
 import { caseFor, operationsOf, type FuzzCase, type Known, type Operation } from './support/fuzz-inputs';
-import { bearer } from './support/operators';
-import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
 
 // Property-based fuzzing of every path and method the served OpenAPI document lists: malformed
 // paths, bodies, headers and text, half of them with a valid tenant key. No answer may be a
@@ -63,33 +71,11 @@ describe(`fuzzing every operation of the OpenAPI document (FUZZ_SEED=${SEED})`, 
   let demo: DemoTenant;
   let known: Known;
 
-  /** A booking through the API: held, or confirmed when the seed's big gift card pays it all. */
-  async function book(slotId: string, options: { paidByGiftCard?: boolean } = {}) {
-    const { experience } = kayak(demo);
-    const ip = clientIp();
-    const holdId = await placeHold(t, ip, experience, slotId, 1);
-    const res = await request(t.app)
-      .post('/api/bookings')
-      .set('X-Forwarded-For', ip)
-      .send({
-        ...bookingBody(demo, experience, slotId, holdId, 1),
-        ...(options.paidByGiftCard && { gift_card_code: demo.gift_cards[0]!.code }),
-      });
-    if (res.status !== 201) throw new Error(`booking failed: ${res.status} ${JSON.stringify(res.body)}`);
-    const body = res.body as {
-      booking_id: string;
-      booking_token: string;
-      manage_token: string;
-      waiver_url: string | null;
-    };
-    return { ...body, holdId };
-  }
-
   /** Real ids and credentials of a fresh tenant, for the fuzzer to aim at. */
   async function knownOfTenant(): Promise<Known> {
     const { experience } = kayak(demo);
-    const confirmed = await book(experience.slots[0]!.id, { paidByGiftCard: true });
-    const held = await book(experience.slots[1]!.id);
+    const confirmed = await confirmedBooking(t, demo, { experience, slotIndex: 0, guests: 1 });
+    const held = await createBooking(t, demo, { experience, slotIndex: 1, guests: 1 });
     const freeHolds = [
       await placeHold(t, clientIp(), experience, experience.slots[0]!.id, 2),
       await placeHold(t, clientIp(), experience, experience.slots[3]!.id, 1),

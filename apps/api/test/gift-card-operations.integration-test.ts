@@ -4,11 +4,21 @@ import Stripe from 'stripe';
 import type { DemoTenant } from '@booking/db';
 import { EVENT_SCHEMA_VERSIONS } from '@booking/events';
 import { hashGiftCardCode, normalizeGiftCardCode, openSecret } from '@booking/signing';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { signedPaymentSucceededEvent, startFakeStripe, stopFakeStripe, type FakeStripe } from './support/fake-stripe';
-import { stripeEnv } from './support/card-payments';
-import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
-import { bearer, keyIdOf } from './support/operators';
+import {
+  bearer,
+  clientIp,
+  confirmedBooking,
+  createBooking,
+  createTestApp,
+  type FakeStripe,
+  keyIdOf,
+  seedTenant,
+  signedPaymentSucceededEvent,
+  startFakeStripe,
+  stopFakeStripe,
+  stripeEnv,
+  type TestApp,
+} from '@booking/test-kit';
 
 // POST /api/gift-cards/sell and POST /api/bookings/{id}/reissue-gift-card on the real PostgreSQL
 // and Redis. The app's Stripe SDK points at a fake Stripe so that a booking can be part paid by
@@ -16,17 +26,6 @@ import { bearer, keyIdOf } from './support/operators';
 
 const WEBHOOK_SECRET = 'whsec_test';
 const CODE_FORMAT = /^[A-HJ-NP-Z2-9]{4}(-[A-HJ-NP-Z2-9]{4}){3}$/;
-
-type Experience = DemoTenant['experiences'][number];
-
-interface Booked {
-  bookingId: string;
-  bookingToken: string;
-  slotId: string;
-  guests: number;
-  totalCents: number;
-  status: string;
-}
 
 describe('gift card operations', () => {
   let fake: FakeStripe;
@@ -81,40 +80,6 @@ describe('gift card operations', () => {
     return intent.id;
   }
   const saleCount = (tenant: DemoTenant) => t.deps.db.giftCardSale.count({ where: { tenantId: tenant.tenant.id } });
-
-  /** Hold + POST /api/bookings from a fresh client address; the answer must be 201. */
-  async function book(
-    tenant: DemoTenant,
-    options: { experience?: Experience; slotIndex: number; guests: number; giftCardCode?: string },
-  ): Promise<Booked> {
-    const experience = options.experience ?? tenant.experiences[0]!;
-    const slotId = experience.slots[options.slotIndex]!.id;
-    const ip = clientIp();
-    const holdId = await placeHold(t, ip, experience, slotId, options.guests);
-    const res = await request(t.app)
-      .post('/api/bookings')
-      .set('X-Forwarded-For', ip)
-      .send({
-        ...bookingBody(tenant, experience, slotId, holdId, options.guests),
-        ...(options.giftCardCode !== undefined && { gift_card_code: options.giftCardCode }),
-      });
-    if (res.status !== 201) throw new Error(`booking failed: ${res.status} ${JSON.stringify(res.body)}`);
-    return {
-      bookingId: res.body.booking_id,
-      bookingToken: res.body.booking_token,
-      slotId,
-      guests: options.guests,
-      totalCents: res.body.total_cents,
-      status: res.body.status,
-    };
-  }
-
-  /** A booking confirmed at once, paid in full by the seed's big gift card. */
-  async function confirmedBooking(tenant: DemoTenant, slotIndex: number, guests = 2): Promise<Booked> {
-    const booked = await book(tenant, { slotIndex, guests, giftCardCode: tenant.gift_cards[0]!.code });
-    if (booked.status !== 'confirmed') throw new Error(`expected a confirmed booking, got ${booked.status}`);
-    return booked;
-  }
 
   const seatsBooked = async (slotId: string) =>
     (await t.deps.db.slot.findUniqueOrThrow({ where: { id: slotId } })).seatsBooked;
@@ -204,7 +169,7 @@ describe('gift card operations', () => {
       expect(JSON.stringify(sold)).not.toContain(reference);
 
       // Escape room, 2 guests at 28.00: the new card covers it and keeps the rest.
-      const booked = await book(demo, {
+      const booked = await createBooking(t, demo, {
         experience: demo.experiences[1]!,
         slotIndex: 0,
         guests: 2,
@@ -212,7 +177,7 @@ describe('gift card operations', () => {
       });
       expect(booked.status).toBe('confirmed');
       const card = await t.deps.db.giftCard.findUniqueOrThrow({ where: { id: res.body.gift_card_id } });
-      expect(card.balanceCents).toBe(10_000 - booked.totalCents);
+      expect(card.balanceCents).toBe(10_000 - booked.total_cents);
       expect(card.initialBalanceCents).toBe(10_000);
     });
 
@@ -317,11 +282,11 @@ describe('gift card operations', () => {
     });
 
     it('when a card payment reference already paid for a booking, then a sale with it is 409 payment_reference_used', async () => {
-      const booked = await book(demo, { slotIndex: 5, guests: 1 });
+      const booked = await createBooking(t, demo, { slotIndex: 5, guests: 1 });
       const intent = await request(t.app)
-        .post(`/api/embed/bookings/${booked.bookingId}/payment-intent`)
+        .post(`/api/embed/bookings/${booked.booking_id}/payment-intent`)
         .set('X-Forwarded-For', clientIp())
-        .set('X-Booking-Token', booked.bookingToken);
+        .set('X-Booking-Token', booked.booking_token);
       expect(intent.status).toBe(200);
       const intentId = (intent.body.client_secret as string).split('_secret_')[0]!;
       const signed = signedPaymentSucceededEvent(fake.succeed(intentId), { secret: WEBHOOK_SECRET });
@@ -412,45 +377,45 @@ describe('gift card operations', () => {
       request(t.app).post(`/api/bookings/${id}/reissue-gift-card`).set('Authorization', bearer(key));
 
     it('when a manager reissues a booking paid by gift card, then it is cancelled, its seats return, a new card holds the paid amount and booking.reissued (not booking.cancelled) carries its code', async () => {
-      const booked = await confirmedBooking(demo, 1, 3);
+      const booked = await confirmedBooking(t, demo, { slotIndex: 1, guests: 3 });
       const seatsBefore = await seatsBooked(booked.slotId);
 
-      const res = await reissue(booked.bookingId, demo.api_keys.manager);
+      const res = await reissue(booked.booking_id, demo.api_keys.manager);
 
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
-        booking_id: booked.bookingId,
+        booking_id: booked.booking_id,
         status: 'cancelled',
         gift_card: {
           id: expect.any(String),
           code: expect.stringMatching(CODE_FORMAT),
-          balance_cents: booked.totalCents,
+          balance_cents: booked.total_cents,
           currency: 'USD',
         },
       });
-      const booking = await t.deps.db.booking.findUniqueOrThrow({ where: { id: booked.bookingId } });
+      const booking = await t.deps.db.booking.findUniqueOrThrow({ where: { id: booked.booking_id } });
       expect(booking.status).toBe('cancelled');
       expect(booking.reissuedGiftCardId).toBe(res.body.gift_card.id);
       expect(await seatsBooked(booked.slotId)).toBe(seatsBefore - 3);
       expect(await t.deps.db.giftCard.findUniqueOrThrow({ where: { id: res.body.gift_card.id } })).toMatchObject({
         tenantId: demo.tenant.id,
         codeHash: hashGiftCardCode(res.body.gift_card.code),
-        initialBalanceCents: booked.totalCents,
-        balanceCents: booked.totalCents,
+        initialBalanceCents: booked.total_cents,
+        balanceCents: booked.total_cents,
         currency: 'USD',
       });
 
-      const reissued = await eventsOf(booked.bookingId, 'booking.reissued');
+      const reissued = await eventsOf(booked.booking_id, 'booking.reissued');
       expect(reissued).toHaveLength(1);
       expect(reissued[0]!.tenantId).toBe(demo.tenant.id);
       expect(reissued[0]!.data).toMatchObject({
         event_id: reissued[0]!.id,
         schema_version: EVENT_SCHEMA_VERSIONS['booking.reissued'],
         entity_type: 'booking',
-        entity_id: booked.bookingId,
-        booking_id: booked.bookingId,
+        entity_id: booked.booking_id,
+        booking_id: booked.booking_id,
         new_gift_card_id: res.body.gift_card.id,
-        amount_cents: booked.totalCents,
+        amount_cents: booked.total_cents,
         actor_user_id: await keyIdOf(t, demo.api_keys.manager),
       });
       // The code is delivered (the dispatcher opens it into the data) but kept sealed at rest.
@@ -459,24 +424,24 @@ describe('gift card operations', () => {
       expect(JSON.parse(openSecret(t.deps.config.webhooks.secretKey, reissued[0]!.sealedData!))).toEqual({
         new_gift_card_code: res.body.gift_card.code,
       });
-      expect(await eventsOf(booked.bookingId, 'booking.cancelled')).toHaveLength(0);
+      expect(await eventsOf(booked.booking_id, 'booking.cancelled')).toHaveLength(0);
 
       // The new card pays for another booking.
-      const rebooked = await book(demo, { slotIndex: 1, guests: 1, giftCardCode: res.body.gift_card.code });
+      const rebooked = await createBooking(t, demo, { slotIndex: 1, guests: 1, giftCardCode: res.body.gift_card.code });
       expect(rebooked.status).toBe('confirmed');
       expect((await t.deps.db.giftCard.findUniqueOrThrow({ where: { id: res.body.gift_card.id } })).balanceCents).toBe(
-        booked.totalCents - rebooked.totalCents,
+        booked.total_cents - rebooked.total_cents,
       );
     });
 
     it('when a booking was paid part by gift card and part by card, and some of it refunded, then the new card holds both payments less the refund', async () => {
       // The seed's 5.00 card covers part of one kayak seat; the card pays the rest.
-      const booked = await book(demo, { slotIndex: 3, guests: 2, giftCardCode: demo.gift_cards[1]!.code });
+      const booked = await createBooking(t, demo, { slotIndex: 3, guests: 2, giftCardCode: demo.gift_cards[1]!.code });
       expect(booked.status).toBe('held');
       const intent = await request(t.app)
-        .post(`/api/embed/bookings/${booked.bookingId}/payment-intent`)
+        .post(`/api/embed/bookings/${booked.booking_id}/payment-intent`)
         .set('X-Forwarded-For', clientIp())
-        .set('X-Booking-Token', booked.bookingToken);
+        .set('X-Booking-Token', booked.booking_token);
       expect(intent.status).toBe(200);
       const intentId = (intent.body.client_secret as string).split('_secret_')[0]!;
       const signed = signedPaymentSucceededEvent(fake.succeed(intentId), { secret: WEBHOOK_SECRET });
@@ -487,105 +452,109 @@ describe('gift card operations', () => {
         .send(signed.payload);
       expect(paid.status).toBe(200);
       const cardPayment = await t.deps.db.payment.findFirstOrThrow({
-        where: { bookingId: booked.bookingId, method: 'card' },
+        where: { bookingId: booked.booking_id, method: 'card' },
       });
-      expect(cardPayment.amountCents).toBe(booked.totalCents - 500);
+      expect(cardPayment.amountCents).toBe(booked.total_cents - 500);
       // A refund of 3.00 already went back to the customer's card.
       await t.deps.db.payment.update({ where: { id: cardPayment.id }, data: { refundedCents: 300 } });
       const seatsBefore = await seatsBooked(booked.slotId);
 
-      const res = await reissue(booked.bookingId, demo.api_keys.admin);
+      const res = await reissue(booked.booking_id, demo.api_keys.admin);
 
       expect(res.status).toBe(200);
-      expect(res.body.gift_card.balance_cents).toBe(booked.totalCents - 300);
+      expect(res.body.gift_card.balance_cents).toBe(booked.total_cents - 300);
       expect(await seatsBooked(booked.slotId)).toBe(seatsBefore - 2);
-      const [event] = await eventsOf(booked.bookingId, 'booking.reissued');
+      const [event] = await eventsOf(booked.booking_id, 'booking.reissued');
       expect(event!.data).toMatchObject({
-        amount_cents: booked.totalCents - 300,
+        amount_cents: booked.total_cents - 300,
         actor_user_id: await keyIdOf(t, demo.api_keys.admin),
       });
     });
 
     it('when the booking is held, or confirmed with nothing paid, then it is 409 and nothing changes', async () => {
-      const held = await book(demo, { slotIndex: 4, guests: 1 });
-      const unpaid = await book(demo, { slotIndex: 4, guests: 1 });
+      const held = await createBooking(t, demo, { slotIndex: 4, guests: 1 });
+      const unpaid = await createBooking(t, demo, { slotIndex: 4, guests: 1 });
       // An operator order: confirmed without payment (the spec allows it).
-      await t.deps.db.booking.update({ where: { id: unpaid.bookingId }, data: { status: 'confirmed' } });
+      await t.deps.db.booking.update({ where: { id: unpaid.booking_id }, data: { status: 'confirmed' } });
       const cardsBefore = await t.deps.db.giftCard.count({ where: { tenantId: demo.tenant.id } });
 
-      const heldRes = await reissue(held.bookingId, demo.api_keys.manager);
-      const unpaidRes = await reissue(unpaid.bookingId, demo.api_keys.manager);
+      const heldRes = await reissue(held.booking_id, demo.api_keys.manager);
+      const unpaidRes = await reissue(unpaid.booking_id, demo.api_keys.manager);
 
       expect(heldRes.status).toBe(409);
       expect(heldRes.body).toEqual({ error: 'booking_not_cancellable', detail: 'the booking is held' });
       expect(unpaidRes.status).toBe(409);
       expect(unpaidRes.body.error).toBe('booking_not_refundable');
       const statuses = await t.deps.db.booking.findMany({
-        where: { id: { in: [held.bookingId, unpaid.bookingId] } },
+        where: { id: { in: [held.booking_id, unpaid.booking_id] } },
         select: { id: true, status: true, reissuedGiftCardId: true },
       });
       expect(statuses).toEqual(
         expect.arrayContaining([
-          { id: held.bookingId, status: 'held', reissuedGiftCardId: null },
-          { id: unpaid.bookingId, status: 'confirmed', reissuedGiftCardId: null },
+          { id: held.booking_id, status: 'held', reissuedGiftCardId: null },
+          { id: unpaid.booking_id, status: 'confirmed', reissuedGiftCardId: null },
         ]),
       );
       expect(await t.deps.db.giftCard.count({ where: { tenantId: demo.tenant.id } })).toBe(cardsBefore);
       expect(
         await t.deps.db.event.count({
-          where: { name: 'booking.reissued', entityId: { in: [held.bookingId, unpaid.bookingId] } },
+          where: { name: 'booking.reissued', entityId: { in: [held.booking_id, unpaid.booking_id] } },
         }),
       ).toBe(0);
     });
 
     it('when a refund of the booking is still pending with the provider, then it is 409 refund_in_progress', async () => {
-      const booked = await confirmedBooking(demo, 2, 1);
-      const payment = await t.deps.db.payment.findFirstOrThrow({ where: { bookingId: booked.bookingId } });
+      const booked = await confirmedBooking(t, demo, { slotIndex: 2, guests: 1 });
+      const payment = await t.deps.db.payment.findFirstOrThrow({ where: { bookingId: booked.booking_id } });
       await t.deps.db.refund.create({
         data: {
           tenantId: demo.tenant.id,
-          bookingId: booked.bookingId,
+          bookingId: booked.booking_id,
           paymentId: payment.id,
           amountCents: 100,
           status: 'pending',
         },
       });
 
-      const res = await reissue(booked.bookingId, demo.api_keys.manager);
+      const res = await reissue(booked.booking_id, demo.api_keys.manager);
 
       expect(res.status).toBe(409);
       expect(res.body.error).toBe('refund_in_progress');
-      expect((await t.deps.db.booking.findUniqueOrThrow({ where: { id: booked.bookingId } })).status).toBe('confirmed');
+      expect((await t.deps.db.booking.findUniqueOrThrow({ where: { id: booked.booking_id } })).status).toBe(
+        'confirmed',
+      );
     });
 
     it('when the booking was already reissued, then a second reissue is 409 booking_not_cancellable', async () => {
-      const booked = await confirmedBooking(demo, 2, 1);
-      expect((await reissue(booked.bookingId, demo.api_keys.manager)).status).toBe(200);
+      const booked = await confirmedBooking(t, demo, { slotIndex: 2, guests: 1 });
+      expect((await reissue(booked.booking_id, demo.api_keys.manager)).status).toBe(200);
 
-      const again = await reissue(booked.bookingId, demo.api_keys.manager);
+      const again = await reissue(booked.booking_id, demo.api_keys.manager);
 
       expect(again.status).toBe(409);
       expect(again.body).toEqual({ error: 'booking_not_cancellable', detail: 'the booking is cancelled' });
-      expect(await eventsOf(booked.bookingId, 'booking.reissued')).toHaveLength(1);
+      expect(await eventsOf(booked.booking_id, 'booking.reissued')).toHaveLength(1);
     });
 
     it('when a staff key asks, then it is 403; without a key 401; and the booking stays confirmed', async () => {
-      const booked = await confirmedBooking(demo, 0, 1);
+      const booked = await confirmedBooking(t, demo, { slotIndex: 0, guests: 1 });
 
-      const staff = await reissue(booked.bookingId, demo.api_keys.staff);
-      const anonymous = await request(t.app).post(`/api/bookings/${booked.bookingId}/reissue-gift-card`);
+      const staff = await reissue(booked.booking_id, demo.api_keys.staff);
+      const anonymous = await request(t.app).post(`/api/bookings/${booked.booking_id}/reissue-gift-card`);
 
       expect(staff.status).toBe(403);
       expect(staff.body.error).toBe('forbidden');
       expect(anonymous.status).toBe(401);
-      expect((await t.deps.db.booking.findUniqueOrThrow({ where: { id: booked.bookingId } })).status).toBe('confirmed');
+      expect((await t.deps.db.booking.findUniqueOrThrow({ where: { id: booked.booking_id } })).status).toBe(
+        'confirmed',
+      );
     });
 
     it("when another tenant's manager asks, or the id names no booking, then it is 404 booking_not_found", async () => {
-      const booked = await confirmedBooking(demo, 0, 1);
+      const booked = await confirmedBooking(t, demo, { slotIndex: 0, guests: 1 });
 
       const results = await Promise.all([
-        reissue(booked.bookingId, other.api_keys.manager),
+        reissue(booked.booking_id, other.api_keys.manager),
         reissue(randomUUID(), demo.api_keys.manager),
         reissue('not-a-uuid', demo.api_keys.manager),
       ]);
@@ -594,28 +563,30 @@ describe('gift card operations', () => {
         expect(res.status).toBe(404);
         expect(res.body.error).toBe('booking_not_found');
       }
-      expect((await t.deps.db.booking.findUniqueOrThrow({ where: { id: booked.bookingId } })).status).toBe('confirmed');
+      expect((await t.deps.db.booking.findUniqueOrThrow({ where: { id: booked.booking_id } })).status).toBe(
+        'confirmed',
+      );
     });
 
     it('when managers reissue the same booking at once, then one card is issued and the seats return once', async () => {
-      const booked = await confirmedBooking(demo, 0, 2);
+      const booked = await confirmedBooking(t, demo, { slotIndex: 0, guests: 2 });
       const seatsBefore = await seatsBooked(booked.slotId);
       const cardsBefore = await t.deps.db.giftCard.count({ where: { tenantId: demo.tenant.id } });
 
       const results = await Promise.all(
-        Array.from({ length: 4 }, () => reissue(booked.bookingId, demo.api_keys.manager)),
+        Array.from({ length: 4 }, () => reissue(booked.booking_id, demo.api_keys.manager)),
       );
 
       expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409]);
       expect(await t.deps.db.giftCard.count({ where: { tenantId: demo.tenant.id } })).toBe(cardsBefore + 1);
       expect(await seatsBooked(booked.slotId)).toBe(seatsBefore - 2);
-      expect(await eventsOf(booked.bookingId, 'booking.reissued')).toHaveLength(1);
+      expect(await eventsOf(booked.booking_id, 'booking.reissued')).toHaveLength(1);
     });
 
     it('when a reissue is retried with the same Idempotency-Key, then the same card and code are answered again', async () => {
-      const booked = await confirmedBooking(demo, 0, 1);
+      const booked = await confirmedBooking(t, demo, { slotIndex: 0, guests: 1 });
       const key = `reissue-${randomUUID()}`;
-      const send = () => reissue(booked.bookingId, demo.api_keys.manager).set('Idempotency-Key', key);
+      const send = () => reissue(booked.booking_id, demo.api_keys.manager).set('Idempotency-Key', key);
 
       const first = await send();
       const retry = await send();
@@ -624,7 +595,7 @@ describe('gift card operations', () => {
       expect(retry.status).toBe(200);
       expect(retry.get('Idempotent-Replayed')).toBe('true');
       expect(retry.body).toEqual(first.body);
-      expect(await eventsOf(booked.bookingId, 'booking.reissued')).toHaveLength(1);
+      expect(await eventsOf(booked.booking_id, 'booking.reissued')).toHaveLength(1);
     });
   });
 });

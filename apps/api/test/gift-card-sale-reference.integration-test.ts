@@ -3,11 +3,19 @@ import request from 'supertest';
 import Stripe from 'stripe';
 import type { DemoTenant } from '@booking/db';
 import { GIFT_CARD_SALE_PURPOSE } from '../src/gift-cards/verify-sale-payment';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { payByCard, stripeEnv } from './support/card-payments';
-import { startFakeStripe, stopFakeStripe, type FakeStripe } from './support/fake-stripe';
-import { bearer } from './support/operators';
-import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
+import {
+  bearer,
+  cardPaidBooking,
+  createTestApp,
+  type FakeStripe,
+  heldBooking,
+  payByCard,
+  seedTenant,
+  startFakeStripe,
+  stopFakeStripe,
+  stripeEnv,
+  type TestApp,
+} from '@booking/test-kit';
 
 // POST /api/gift-cards/sell paid by card: which provider payments may back a sale. One payment
 // backs at most one thing (one sale or one booking), in the tenant it was made for, and never a
@@ -51,20 +59,8 @@ describe('gift card sale payment references', () => {
   const cardsOf = (tenant: DemoTenant) => t.deps.db.giftCard.count({ where: { tenantId: tenant.tenant.id } });
 
   /** A held one-guest booking of `tenant` and its PaymentIntent, which the fake marks succeeded. */
-  async function bookingIntent(tenant: DemoTenant, slotIndex: number) {
-    const experience = tenant.experiences[0]!;
-    const slotId = experience.slots[slotIndex]!.id;
-    const ip = clientIp();
-    const holdId = await placeHold(t, ip, experience, slotId, 1);
-    const booked = await request(t.app)
-      .post('/api/bookings')
-      .set('X-Forwarded-For', ip)
-      .send(bookingBody(tenant, experience, slotId, holdId, 1));
-    expect(booked.status).toBe(201);
-    return { booking_id: booked.body.booking_id as string, booking_token: booked.body.booking_token as string, ip };
-  }
   async function unrecordedBookingPayment(tenant: DemoTenant, slotIndex: number) {
-    const booked = await bookingIntent(tenant, slotIndex);
+    const booked = await heldBooking(t, tenant, { slotIndex, guests: 1 });
     const pi = await request(t.app)
       .post(`/api/embed/bookings/${booked.booking_id}/payment-intent`)
       .set('X-Forwarded-For', booked.ip)
@@ -86,8 +82,7 @@ describe('gift card sale payment references', () => {
   }
 
   it("when tenant B sells with tenant A's booking payment that A has recorded, then it is 409 payment_reference_used", async () => {
-    const booked = await bookingIntent(a, 0);
-    const paid = await payByCard(t, fake, booked, booked.ip);
+    const { intent: paid } = await cardPaidBooking(t, fake, a, { slotIndex: 0, guests: 1 });
 
     await expectRefused(b, paid.id, 409, 'payment_reference_used');
     expect(await salesWith(paid.id)).toBe(0);

@@ -1,10 +1,20 @@
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import { generateGiftCardCode, hashGiftCardCode } from '@booking/signing';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { signedPaymentSucceededEvent, startFakeStripe, stopFakeStripe, type FakeStripe } from './support/fake-stripe';
-import { stripeEnv } from './support/card-payments';
-import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
+import {
+  bookingBody,
+  clientIp,
+  createTestApp,
+  type FakeStripe,
+  kayak,
+  placeHold,
+  seedTenant,
+  signedPaymentSucceededEvent,
+  startFakeStripe,
+  stopFakeStripe,
+  stripeEnv,
+  type TestApp,
+} from '@booking/test-kit';
 
 // gift_card_code on POST /api/bookings, on the real PostgreSQL and Redis; the app's Stripe SDK
 // points at a fake Stripe so that a partly covered booking can be paid by card.

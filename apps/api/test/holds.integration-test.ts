@@ -1,6 +1,6 @@
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
-import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
+import { clientIp, createTestApp, holdExpired, kayak, seedTenant, type TestApp } from '@booking/test-kit';
 
 describe('POST /api/bookings/hold', () => {
   let t: TestApp;
@@ -60,7 +60,7 @@ describe('POST /api/bookings/hold', () => {
         .send({ slot_id: slot.id, experience_id: experience.id, seats: 1 })
         .expect(409);
 
-      await new Promise((resolve) => setTimeout(resolve, 1200));
+      await holdExpired(short, Date.parse(first.body.expires_at as string));
 
       expect((await short.deps.holds.liveSeats([slot.id])).get(slot.id)).toBe(0);
       await request(short.app)

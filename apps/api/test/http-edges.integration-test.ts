@@ -1,20 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
+import {
+  bookingBody,
+  clientIp,
+  createTestApp,
+  kayak,
+  placeHold,
+  seedTenant,
+  sleep,
+  type TestApp,
+  within,
+} from '@booking/test-kit';
 
 interface FieldProblem {
   field: string;
   message: string;
-}
-
-/** `work`, or a rejection after `ms`; the timer never outlives the race. */
-function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
 
 /** A booking request that passes validation (its hold does not exist, so it ends in 404 hold_not_found). */
@@ -344,7 +344,7 @@ describe('HTTP edges', () => {
         // 2 s timer for the dead socket (its disconnectTimeout); let it run out here so Jest exits cleanly.
         broken.deps.redis.disconnect();
         await within(broken.close(), 3000, 'closing the app').catch(() => undefined);
-        await new Promise((resolve) => setTimeout(resolve, 2100));
+        await sleep(2100);
       }
     });
   });
@@ -378,8 +378,9 @@ describe('HTTP edges', () => {
       walk(doc, 0);
       expect(refs.length).toBeGreaterThan(5);
       for (const ref of new Set(refs)) {
-        expect(ref).toMatch(/^#\/components\/schemas\/[A-Za-z]+$/);
-        expect(doc.components.schemas[ref.split('/').pop()!]).toEqual(expect.any(Object));
+        expect(ref).toMatch(/^#\/components\/(schemas|headers)\/[\w.-]+$/);
+        const [, , section, name] = ref.split('/');
+        expect(doc.components[section!][name!]).toEqual(expect.any(Object));
       }
       for (const name of [
         'HoldRequest',

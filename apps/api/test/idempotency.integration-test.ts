@@ -1,21 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
+import {
+  bookingBody,
+  clientIp,
+  createTestApp,
+  kayak,
+  placeHold,
+  seedTenant,
+  sleep,
+  type TestApp,
+  waitUntil,
+  within,
+} from '@booking/test-kit';
 
 type Experience = DemoTenant['experiences'][number];
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** `work`, or a rejection after `ms`; the timer never outlives the race. */
-function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
-}
 
 describe('Idempotency-Key on POST /api/bookings/hold and POST /api/bookings', () => {
   let t: TestApp;
@@ -53,15 +52,15 @@ describe('Idempotency-Key on POST /api/bookings/hold and POST /api/bookings', ()
 
   /** Waits (bounded) until a PostgreSQL backend is blocked on a row lock in a query containing `fragment`. */
   async function waitForBlockedQuery(fragment: string): Promise<void> {
-    const deadline = Date.now() + 5000;
-    while (Date.now() < deadline) {
-      const [row] = await t.deps.db.$queryRaw<{ n: number }[]>`
-        SELECT count(*)::int AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE ${`%${fragment}%`}`;
-      if (row!.n > 0) return;
-      await sleep(25);
-    }
-    throw new Error(`no query blocked on "${fragment}" within 5 s`);
+    await waitUntil(
+      async () => {
+        const [row] = await t.deps.db.$queryRaw<{ n: number }[]>`
+          SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE ${`%${fragment}%`}`;
+        return row!.n > 0;
+      },
+      { timeoutMs: 5000, intervalMs: 25, what: `a query blocked on "${fragment}"` },
+    );
   }
 
   /**
@@ -410,6 +409,7 @@ describe('Idempotency-Key on POST /api/bookings/hold and POST /api/bookings', ()
       expect(replay.headers['idempotent-replayed']).toBe('true');
       expect(replay.body).toEqual(first.body);
 
+      // IDEMPOTENCY_TTL_SECONDS=1 runs out on Redis's clock: a TTL, so time must pass.
       await sleep(1200);
       const afterExpiry = await postHold(short, ip, body, key);
       const otherKey = await postHold(short, ip, body, randomUUID());

@@ -3,9 +3,7 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import type { DemoTenant } from '@booking/db';
 import request from 'supertest';
 import { MAX_NESTING_DEPTH } from '../src/http/validation';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { bearer } from './support/operators';
-import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
+import { bearer, clientIp, createBooking, createTestApp, seedTenant, type TestApp } from '@booking/test-kit';
 
 // Input the schemas cannot describe (undecodable paths, bodies nested thousands deep, bodies
 // that are not in their Content-Encoding, date-times JavaScript or PostgreSQL cannot hold,
@@ -187,15 +185,8 @@ describe('malformed input', () => {
   describe('unpaired UTF-16 surrogates', () => {
     /** A customer of the demo tenant, made by a booking. */
     async function customerId(): Promise<string> {
-      const { experience, slot } = kayak(demo);
-      const ip = clientIp();
-      const holdId = await placeHold(t, ip, experience, slot.id, 1);
-      const booked = await request(t.app)
-        .post('/api/bookings')
-        .set('X-Forwarded-For', ip)
-        .send(bookingBody(demo, experience, slot.id, holdId, 1));
-      expect(booked.status).toBe(201);
-      const booking = await t.deps.db.booking.findUniqueOrThrow({ where: { id: booked.body.booking_id } });
+      const booked = await createBooking(t, demo, { guests: 1 });
+      const booking = await t.deps.db.booking.findUniqueOrThrow({ where: { id: booked.booking_id } });
       return booking.customerId;
     }
 

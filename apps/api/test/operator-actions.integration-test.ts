@@ -2,11 +2,17 @@ import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import { EVENT_SCHEMA_VERSIONS } from '@booking/events';
 import { signToken, verifyToken } from '@booking/signing';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
-import { bearer, keyIdOf } from './support/operators';
-
-type Experience = DemoTenant['experiences'][number];
+import {
+  bearer,
+  confirmedBooking,
+  createTestApp,
+  type Experience,
+  heldBooking,
+  keyIdOf,
+  seedTenant,
+  sleep,
+  type TestApp,
+} from '@booking/test-kit';
 
 interface MadeBooking {
   bookingId: string;
@@ -28,34 +34,26 @@ describe('operator actions on bookings', () => {
   });
   afterAll(() => t.close());
 
-  /** Hold + POST /api/bookings; with `confirmed`, the seed's big gift card pays it in full. */
+  /** A booking through the kit's factory; with `confirmed`, the seed's big gift card pays it in full. */
   async function makeBooking(
     tenant: DemoTenant,
-    options: { confirmed: boolean; experience?: Experience; slotIndex?: number; guests?: number; extra?: object },
+    options: {
+      confirmed: boolean;
+      experience?: Experience;
+      slotIndex?: number;
+      guests?: number;
+      extra?: Record<string, unknown>;
+    },
   ): Promise<MadeBooking> {
-    const experience = options.experience ?? tenant.experiences[0]!;
-    const slotId = experience.slots[options.slotIndex ?? 0]!.id;
-    const guests = options.guests ?? 2;
-    const ip = clientIp();
-    const holdId = await placeHold(t, ip, experience, slotId, guests);
-    const res = await request(t.app)
-      .post('/api/bookings')
-      .set('X-Forwarded-For', ip)
-      .send({
-        ...bookingBody(tenant, experience, slotId, holdId, guests),
-        ...(options.confirmed ? { gift_card_code: tenant.gift_cards[0]!.code } : {}),
-        ...options.extra,
-      });
-    const expected = options.confirmed ? 'confirmed' : 'held';
-    if (res.status !== 201 || res.body.status !== expected)
-      throw new Error(`booking failed: ${res.status} ${JSON.stringify(res.body)}`);
+    const { confirmed, extra, ...choices } = options;
+    const booked = await (confirmed ? confirmedBooking : heldBooking)(t, tenant, { ...choices, body: extra });
     return {
-      bookingId: res.body.booking_id,
-      holdId,
-      slotId,
-      guestCount: guests,
-      bookingToken: res.body.booking_token,
-      totalCents: res.body.total_cents,
+      bookingId: booked.booking_id,
+      holdId: booked.holdId,
+      slotId: booked.slotId,
+      guestCount: booked.guests,
+      bookingToken: booked.booking_token,
+      totalCents: booked.total_cents,
     };
   }
 
@@ -392,8 +390,9 @@ describe('operator actions on bookings', () => {
         ttlSeconds: 1,
       });
       const expiresAt = verifyToken(t.deps.config.tokenSigningSecret, 'check_in', token).expiresAt.getTime();
-      // At most a second, since the expiry is whole seconds.
-      await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, Math.max(0, expiresAt - Date.now() + 50))));
+      // A token's expiry is only a time, with nothing to wait on: let it pass (at most a second,
+      // since the expiry is whole seconds).
+      await sleep(Math.min(2_000, Math.max(0, expiresAt - Date.now() + 50)));
 
       const res = await byToken({ token });
 

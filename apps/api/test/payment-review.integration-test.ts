@@ -1,11 +1,21 @@
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import { generateGiftCardCode, hashGiftCardCode } from '@booking/signing';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { signedPaymentSucceededEvent, startFakeStripe, stopFakeStripe, type FakeStripe } from './support/fake-stripe';
-import { stripeEnv } from './support/card-payments';
-import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
-import { bearer } from './support/operators';
+import {
+  bearer,
+  clientIp,
+  createBooking,
+  createTestApp,
+  type FakeStripe,
+  heldBooking,
+  kayak,
+  seedTenant,
+  signedPaymentSucceededEvent,
+  startFakeStripe,
+  stopFakeStripe,
+  stripeEnv,
+  type TestApp,
+} from '@booking/test-kit';
 
 // Money arriving twice for one booking: a late card payment after the till took cash, and a
 // reissue asked for while that card payment is being refunded. Neither may pay out twice or
@@ -30,27 +40,14 @@ describe('a card payment that lands on a booking already paid another way', () =
 
   /** A held booking with a PaymentIntent the customer has not paid yet. */
   async function heldWithIntent(slotIndex: number) {
-    const { experience } = kayak(demo);
-    const slotId = experience.slots[slotIndex]!.id;
-    const ip = clientIp();
-    const holdId = await placeHold(t, ip, experience, slotId, 2);
-    const booked = await request(t.app)
-      .post('/api/bookings')
-      .set('X-Forwarded-For', ip)
-      .send(bookingBody(demo, experience, slotId, holdId, 2));
-    expect(booked.status).toBe(201);
+    const booked = await heldBooking(t, demo, { slotIndex });
     const intent = await request(t.app)
-      .post(`/api/embed/bookings/${booked.body.booking_id}/payment-intent`)
-      .set('X-Forwarded-For', ip)
-      .set('X-Booking-Token', booked.body.booking_token);
+      .post(`/api/embed/bookings/${booked.booking_id}/payment-intent`)
+      .set('X-Forwarded-For', booked.ip)
+      .set('X-Booking-Token', booked.booking_token);
     expect(intent.status).toBe(200);
     const intentId = (intent.body.client_secret as string).split('_secret_')[0]!;
-    return {
-      bookingId: booked.body.booking_id as string,
-      slotId,
-      totalCents: booked.body.total_cents as number,
-      intentId,
-    };
+    return { bookingId: booked.booking_id, slotId: booked.slotId, totalCents: booked.total_cents, intentId };
   }
 
   async function payCashAtTill(bookingId: string, amountCents: number) {
@@ -139,34 +136,25 @@ describe('a card payment that lands on a booking already paid another way', () =
 
   it('when a held booking partly paid by gift card is cancelled, then the gift card gets its money back and nothing else moves', async () => {
     const small = demo.gift_cards.find((card) => card.balance_cents === 500)!;
-    const { experience } = kayak(demo);
-    const slotId = experience.slots[5]!.id;
-    const ip = clientIp();
-    const holdId = await placeHold(t, ip, experience, slotId, 1);
-    const booked = await request(t.app)
-      .post('/api/bookings')
-      .set('X-Forwarded-For', ip)
-      .send({ ...bookingBody(demo, experience, slotId, holdId, 1), gift_card_code: small.code });
-    expect(booked.body).toMatchObject({ status: 'held', gift_card_applied_cents: 500 });
+    const booked = await createBooking(t, demo, { slotIndex: 5, guests: 1, giftCardCode: small.code });
+    expect(booked).toMatchObject({ status: 'held', gift_card_applied_cents: 500 });
     const card = () =>
       t.deps.db.giftCard.findFirstOrThrow({ where: { tenantId: demo.tenant.id, codeLast4: small.code.slice(-4) } });
     expect((await card()).balanceCents).toBe(0);
 
     const cancelled = await request(t.app)
-      .post(`/api/bookings/${booked.body.booking_id}/cancel`)
+      .post(`/api/bookings/${booked.booking_id}/cancel`)
       .set('Authorization', bearer(demo.api_keys.manager));
 
     expect(cancelled.status).toBe(200);
     expect((await card()).balanceCents).toBe(500);
-    const payments = await t.deps.db.payment.findMany({ where: { bookingId: booked.body.booking_id } });
+    const payments = await t.deps.db.payment.findMany({ where: { bookingId: booked.booking_id } });
     expect(payments).toEqual([
       expect.objectContaining({ method: 'gift_card', status: 'refunded', refundedCents: 500 }),
     ]);
   });
 
   it('when what is left to pay is under the provider minimum, then the payment intent is 502 with its reason, not a 500', async () => {
-    const { experience } = kayak(demo);
-    const slotId = experience.slots[4]!.id;
     // One guest at 45.00 less a card worth 44.90 leaves 10 cents, under Stripe's 50.
     const code = generateGiftCardCode();
     await t.deps.db.giftCard.create({
@@ -178,18 +166,13 @@ describe('a card payment that lands on a booking already paid another way', () =
         balanceCents: 4490,
       },
     });
-    const ip = clientIp();
-    const holdId = await placeHold(t, ip, experience, slotId, 1);
-    const booked = await request(t.app)
-      .post('/api/bookings')
-      .set('X-Forwarded-For', ip)
-      .send({ ...bookingBody(demo, experience, slotId, holdId, 1), gift_card_code: code });
-    expect(booked.body).toMatchObject({ status: 'held', total_cents: 4500, gift_card_applied_cents: 4490 });
+    const booked = await createBooking(t, demo, { slotIndex: 4, guests: 1, giftCardCode: code });
+    expect(booked).toMatchObject({ status: 'held', total_cents: 4500, gift_card_applied_cents: 4490 });
 
     const res = await request(t.app)
-      .post(`/api/embed/bookings/${booked.body.booking_id}/payment-intent`)
-      .set('X-Forwarded-For', ip)
-      .set('X-Booking-Token', booked.body.booking_token);
+      .post(`/api/embed/bookings/${booked.booking_id}/payment-intent`)
+      .set('X-Forwarded-For', booked.ip)
+      .set('X-Booking-Token', booked.booking_token);
 
     expect(res.status).toBe(502);
     expect(res.body).toMatchObject({ error: 'payment_provider_error', detail: { provider_code: 'amount_too_small' } });

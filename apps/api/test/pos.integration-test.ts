@@ -2,9 +2,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import { EVENT_SCHEMA_VERSIONS } from '@booking/events';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
-import { bearer, keyIdOf } from './support/operators';
+import { bearer, createBooking, createTestApp, keyIdOf, seedTenant, type TestApp } from '@booking/test-kit';
 
 interface MadeBooking {
   bookingId: string;
@@ -47,26 +45,21 @@ describe('POS shifts and cash payments', () => {
     tenant: DemoTenant,
     options: { guests?: number; slotIndex?: number; giftCard?: 'full' | 'partial' } = {},
   ): Promise<MadeBooking> {
-    const experience = tenant.experiences[1]!;
-    const slotId = experience.slots[options.slotIndex ?? 0]!.id;
-    const guests = options.guests ?? 2;
-    const ip = clientIp();
-    const holdId = await placeHold(t, ip, experience, slotId, guests);
-    const body = bookingBody(tenant, experience, slotId, holdId, guests);
-    const giftCard = { full: tenant.gift_cards[0]!.code, partial: tenant.gift_cards[1]!.code };
-    const res = await request(t.app)
-      .post('/api/bookings')
-      .set('X-Forwarded-For', ip)
-      .send({ ...body, ...(options.giftCard ? { gift_card_code: giftCard[options.giftCard] } : {}) });
-    if (res.status !== 201) throw new Error(`booking failed: ${res.status} ${JSON.stringify(res.body)}`);
+    const { giftCard, ...choices } = options;
+    const codes = { full: tenant.gift_cards[0]!.code, partial: tenant.gift_cards[1]!.code };
+    const booked = await createBooking(t, tenant, {
+      ...choices,
+      experience: tenant.experiences[1]!,
+      ...(giftCard && { giftCardCode: codes[giftCard] }),
+    });
     return {
-      bookingId: res.body.booking_id,
-      holdId,
-      slotId,
-      guestCount: guests,
-      totalCents: res.body.total_cents,
-      giftCardAppliedCents: res.body.gift_card_applied_cents,
-      customerEmail: body.customer.email,
+      bookingId: booked.booking_id,
+      holdId: booked.holdId,
+      slotId: booked.slotId,
+      guestCount: booked.guests,
+      totalCents: booked.total_cents,
+      giftCardAppliedCents: booked.gift_card_applied_cents,
+      customerEmail: booked.email,
     };
   }
 

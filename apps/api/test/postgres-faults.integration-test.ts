@@ -1,10 +1,19 @@
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import { Client } from 'pg';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { expectBounded503s, sleep, timed, timedAll } from './support/fault-figures';
-import { startTcpProxy, type TcpProxy } from './support/tcp-proxy';
-import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
+import {
+  bookingBody,
+  clientIp,
+  createTestApp,
+  placeHold,
+  seedTenant,
+  sleep,
+  startTcpProxy,
+  type TcpProxy,
+  type TestApp,
+  waitUntil,
+} from '@booking/test-kit';
+import { expectBounded503s, timed, timedAll } from './support/fault-figures';
 
 // PostgreSQL that accepts connections but does not answer, through a TCP proxy this file owns in
 // front of the real server. Timeouts are scaled down so each case takes a few seconds; the
@@ -112,12 +121,15 @@ describe('PostgreSQL that does not answer', () => {
     // The client gives up on the statement's answer, closes the connection and the request fails.
     expectBounded503s([answer], QUERY_TIMEOUT_MS + MARGIN_MS);
     // PostgreSQL ends the session left idle in its transaction (DB_TRANSACTION_TIMEOUT_MS) and the lock goes.
-    const lockedUntil = Date.now() + Number(TIMEOUTS.DB_TRANSACTION_TIMEOUT_MS) + 1_000;
-    while (!(await slotRowIsFree(slot.id)) && Date.now() < lockedUntil) await sleep(100);
-    expect(await slotRowIsFree(slot.id)).toBe(true);
+    await waitUntil(() => slotRowIsFree(slot.id), {
+      timeoutMs: Number(TIMEOUTS.DB_TRANSACTION_TIMEOUT_MS) + 1_000,
+      intervalMs: 100,
+      what: "the stalled transaction's lock on the slot row to go",
+    });
 
     // Past the bound, the stalled statement reaches the server: nothing of the request commits.
     proxy.resume();
+    // Nothing may commit: an absence, so give the late statement a moment to do its worst.
     await sleep(500);
     expect(await direct.deps.db.booking.count({ where: { holdId } })).toBe(0);
     expect(await seatsBooked(slot.id)).toBe(seatsBefore);
@@ -150,8 +162,13 @@ describe('PostgreSQL that does not answer', () => {
     expectBounded503s([answer], QUERY_TIMEOUT_MS + MARGIN_MS);
     // The COMMIT was sent before the answer: it is in doubt until the server gets it or ends the session.
     proxy.resume();
-    await sleep(500);
-    const committed = await direct.deps.db.booking.findMany({ where: { holdId }, select: { id: true } });
+    const committed = await waitUntil(
+      async () => {
+        const rows = await direct.deps.db.booking.findMany({ where: { holdId }, select: { id: true } });
+        return rows.length > 0 && rows;
+      },
+      { timeoutMs: 5_000, what: 'the stalled COMMIT to land' },
+    );
     expect(committed).toHaveLength(1);
 
     const retry = await book();
@@ -175,6 +192,7 @@ describe('PostgreSQL that does not answer', () => {
     expectBounded503s([answer], 1_500 + MARGIN_MS);
     expect(answer.ms).toBeGreaterThanOrEqual(1_500 - 50);
     expect(answer.res.body.detail).toContain('1500 ms');
+    // The late handler's answer has no one to observe it: let it run, then see the app is unharmed.
     await sleep(300);
     expect((await widget(app)).status).toBe(200);
   });

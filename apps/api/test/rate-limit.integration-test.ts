@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
+import { bookingBody, clientIp, createTestApp, kayak, placeHold, seedTenant, type TestApp } from '@booking/test-kit';
 
 const RATE_LIMIT = /^"(\w+)"; r=(\d+); t=(\d+)$/;
 const RATE_LIMIT_POLICY = /^"(\w+)"; q=(\d+); w=(\d+); pk=:[A-Za-z0-9+/=]+:$/;

@@ -1,10 +1,18 @@
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
-import { createIsolatedDatabase } from '../../../test/support/isolated-database';
+import {
+  bearer,
+  clientIp,
+  createIsolatedDatabase,
+  createTestApp,
+  freePort,
+  seedTenant,
+  startTcpProxy,
+  type TcpProxy,
+  type TestApp,
+  waitUntil,
+} from '@booking/test-kit';
 import { expectBounded503s, timed, timedAll } from './support/fault-figures';
-import { bearer } from './support/operators';
-import { closedPort, startTcpProxy, type TcpProxy } from './support/tcp-proxy';
-import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
 
 // Redis that does not answer (through a TCP proxy this file owns in front of the real one, or a
 // black hole) or refuses connections (a port nothing listens on). PostgreSQL is the real one.
@@ -83,13 +91,11 @@ describe('Redis that does not answer or refuses connections', () => {
     expectBounded503s(answers, 2 * COMMAND_TIMEOUT_MS + MARGIN_MS);
     // The connection that went silent is dropped and made again: the API serves again by itself
     // within a reconnect, without a restart.
-    const resumedAt = Date.now();
-    let status = 0;
-    while (status !== 200 && Date.now() - resumedAt < RECOVERY_MS) {
-      status = (await hold(app)).status;
-      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(status).toBe(200);
+    await waitUntil(async () => (await hold(app)).status === 200, {
+      timeoutMs: RECOVERY_MS,
+      intervalMs: 100,
+      what: 'a hold to succeed once Redis answers again',
+    });
     expect((await widget(app)).status).toBe(200);
   });
 
@@ -99,7 +105,7 @@ describe('Redis that does not answer or refuses connections', () => {
       .set('Authorization', bearer(demo.api_keys.admin))
       .send({ url: 'http://127.0.0.1:9/hooks' });
     expect(created.status).toBe(201);
-    const app = appOn(`redis://127.0.0.1:${await closedPort()}`);
+    const app = appOn(`redis://127.0.0.1:${await freePort()}`);
 
     const answers: Awaited<ReturnType<typeof timed>>[] = [];
     for (let i = 0; i < 5; i += 1) {

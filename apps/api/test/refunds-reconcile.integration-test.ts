@@ -1,12 +1,23 @@
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import type { EventName } from '@booking/events';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { startFakeStripe, stopFakeStripe, type FakePaymentIntent, type FakeStripe } from './support/fake-stripe';
-import { signedRefundEvent, unreachableStripeUrl, type RefundObject } from './support/fake-stripe-refund-events';
-import { deliverStripeEvent, payByCard, stripeEnv, TEST_WEBHOOK_SECRET } from './support/card-payments';
-import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
-import { bearer } from './support/operators';
+import {
+  bearer,
+  cardPaidBooking,
+  createTestApp,
+  deliverStripeEvent,
+  type FakePaymentIntent,
+  type FakeStripe,
+  type RefundObject,
+  seedTenant,
+  signedRefundEvent,
+  startFakeStripe,
+  stopFakeStripe,
+  stripeEnv,
+  TEST_WEBHOOK_SECRET,
+  type TestApp,
+  unreachableStripeUrl,
+} from '@booking/test-kit';
 
 // POST /api/refunds/{id}/reconcile. A refund is left pending by an app whose Stripe never answers
 // (`offline`); the app pointed at the working fake Stripe (`t`) then reconciles it. Both apps share
@@ -45,22 +56,15 @@ describe('POST /api/refunds/{id}/reconcile', () => {
     request(app.app).post(`/api/refunds/${refundId}/reconcile`).set('Authorization', bearer(key));
   const deliver = (signed: { payload: string; signature: string }) => deliverStripeEvent(t, signed);
 
-  /** Books through the API and pays by card through the fake, ending confirmed. */
+  /** A booking of `tenant` paid by card through the fake, ending confirmed. */
   async function cardBooking(tenant: DemoTenant, guests = 2): Promise<CardBooking> {
-    const experience = tenant.experiences[0]!;
-    const slotId = experience.slots[0]!.id;
-    const ip = clientIp();
-    const holdId = await placeHold(t, ip, experience, slotId, guests);
-    const booked = await request(t.app)
-      .post('/api/bookings')
-      .set('X-Forwarded-For', ip)
-      .send(bookingBody(tenant, experience, slotId, holdId, guests));
-    if (booked.status !== 201) throw new Error(`booking failed: ${booked.status} ${JSON.stringify(booked.body)}`);
-    const bookingId = booked.body.booking_id as string;
-    const intent = await payByCard(t, fake, booked.body, ip);
-    const status = (await t.deps.db.booking.findUniqueOrThrow({ where: { id: bookingId } })).status;
-    if (status !== 'confirmed') throw new Error(`payment did not confirm the booking: ${status}`);
-    return { bookingId, slotId, paidCents: intent.amount, intent };
+    const booked = await cardPaidBooking(t, fake, tenant, { guests });
+    return {
+      bookingId: booked.booking_id,
+      slotId: booked.slotId,
+      paidCents: booked.intent.amount,
+      intent: booked.intent,
+    };
   }
 
   /** A refund Stripe never received: the offline app answers 409 refund_in_progress and keeps it pending. */

@@ -1,17 +1,26 @@
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import { EVENT_SCHEMA_VERSIONS, type EventName } from '@booking/events';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { startFakeStripe, stopFakeStripe, type FakePaymentIntent, type FakeStripe } from './support/fake-stripe';
 import {
+  bearer,
+  cardPaidBooking,
+  confirmedBooking,
+  createTestApp,
+  deliverStripeEvent,
+  type FakePaymentIntent,
+  type FakeStripe,
+  keyIdOf,
+  type RefundObject,
+  seedTenant,
   signedChargeRefundedEvent,
   signedRefundEvent,
+  startFakeStripe,
+  stopFakeStripe,
+  stripeEnv,
+  TEST_WEBHOOK_SECRET,
+  type TestApp,
   unreachableStripeUrl,
-  type RefundObject,
-} from './support/fake-stripe-refund-events';
-import { deliverStripeEvent, payByCard, stripeEnv, TEST_WEBHOOK_SECRET } from './support/card-payments';
-import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
-import { bearer, keyIdOf } from './support/operators';
+} from '@booking/test-kit';
 
 // Refunds go through the app's real Stripe SDK to the fake Stripe on 127.0.0.1; card payments
 // are made the same way (PaymentIntent, then a signed payment_intent.succeeded). PostgreSQL and
@@ -55,43 +64,20 @@ describe('refunds through the payment provider', () => {
   }
   const deliver = (signed: { payload: string; signature: string }) => deliverStripeEvent(t, signed);
 
-  /** Books through the API and pays by card through the fake, ending confirmed. */
+  /** A booking of `tenant` paid by card through the fake (after any gift card part), ending confirmed. */
   async function cardBooking(
     tenant: DemoTenant,
     options: { slotIndex?: number; guests?: number; giftCardCode?: string } = {},
   ): Promise<CardBooking> {
-    const experience = tenant.experiences[0]!;
-    const slotId = experience.slots[options.slotIndex ?? 0]!.id;
-    const guests = options.guests ?? 2;
-    const ip = clientIp();
-    const holdId = await placeHold(t, ip, experience, slotId, guests);
-    const booked = await request(t.app)
-      .post('/api/bookings')
-      .set('X-Forwarded-For', ip)
-      .send({
-        ...bookingBody(tenant, experience, slotId, holdId, guests),
-        ...(options.giftCardCode && { gift_card_code: options.giftCardCode }),
-      });
-    if (booked.status !== 201) throw new Error(`booking failed: ${booked.status} ${JSON.stringify(booked.body)}`);
-    const bookingId = booked.body.booking_id as string;
-    const intent = await payByCard(t, fake, booked.body, ip);
-    const status = (await t.deps.db.booking.findUniqueOrThrow({ where: { id: bookingId } })).status;
-    if (status !== 'confirmed') throw new Error(`payment did not confirm the booking: ${status}`);
-    return { bookingId, slotId, holdId, guests, paidCents: intent.amount, intent };
-  }
-
-  /** A booking paid in full by the seed's big gift card: confirmed, no card payment. */
-  async function giftCardBooking(tenant: DemoTenant): Promise<string> {
-    const experience = tenant.experiences[0]!;
-    const slotId = experience.slots[1]!.id;
-    const ip = clientIp();
-    const holdId = await placeHold(t, ip, experience, slotId, 1);
-    const res = await request(t.app)
-      .post('/api/bookings')
-      .set('X-Forwarded-For', ip)
-      .send({ ...bookingBody(tenant, experience, slotId, holdId, 1), gift_card_code: tenant.gift_cards[0]!.code });
-    if (res.status !== 201 || res.body.status !== 'confirmed') throw new Error(`booking failed: ${res.status}`);
-    return res.body.booking_id as string;
+    const booked = await cardPaidBooking(t, fake, tenant, options);
+    return {
+      bookingId: booked.booking_id,
+      slotId: booked.slotId,
+      holdId: booked.holdId,
+      guests: booked.guests,
+      paidCents: booked.intent.amount,
+      intent: booked.intent,
+    };
   }
 
   const seatsBooked = async (slotId: string) =>
@@ -439,7 +425,7 @@ describe('refunds through the payment provider', () => {
     });
 
     it('when the booking has no card payment or does not exist, then it is 409 booking_not_refundable or 404', async () => {
-      const paidByGiftCard = await giftCardBooking(demo);
+      const { booking_id: paidByGiftCard } = await confirmedBooking(t, demo, { slotIndex: 1, guests: 1 });
 
       const res = await refund(t, demo.api_keys.manager, { booking_id: paidByGiftCard });
       const missing = await refund(t, demo.api_keys.manager, { booking_id: '00000000-0000-4000-8000-000000000000' });

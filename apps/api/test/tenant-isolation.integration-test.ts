@@ -1,13 +1,20 @@
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import { signToken } from '@booking/signing';
-import { createIsolatedDatabase } from '../../../test/support/isolated-database';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { payByCard, stripeEnv } from './support/card-payments';
-import { startFakeStripe, stopFakeStripe, type FakeStripe } from './support/fake-stripe';
-import { hostsTableLookup, LOCAL_HOSTS } from './support/hosts-table-lookup';
-import { bearer } from './support/operators';
-import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
+import {
+  bearer,
+  cardPaidBooking,
+  createIsolatedDatabase,
+  createTestApp,
+  type FakeStripe,
+  hostsTableLookup,
+  LOCAL_HOSTS,
+  seedTenant,
+  startFakeStripe,
+  stopFakeStripe,
+  stripeEnv,
+  type TestApp,
+} from '@booking/test-kit';
 
 // Every operator route of the served OpenAPI document, called with tenant B's admin key (so no
 // role check hides a tenant check) against tenant A's resources. None may read or change A's
@@ -179,18 +186,8 @@ describe('tenant isolation of every operator route', () => {
    */
   async function createTenantAResources(): Promise<TenantAResources> {
     const experience = a.experiences[0]!;
-    const slotId = experience.slots[0]!.id;
-    const ip = clientIp();
-    const holdId = await placeHold(t, ip, experience, slotId, 1);
-    const booked = await ok(
-      request(t.app)
-        .post('/api/bookings')
-        .set('X-Forwarded-For', ip)
-        .send(bookingBody(a, experience, slotId, holdId, 1)),
-    );
-    const bookingId = booked.booking_id as string;
-    await payByCard(t, fake, { booking_id: bookingId, booking_token: booked.booking_token as string }, ip);
-    const waiverPath = new URL(booked.waiver_url as string).pathname;
+    const { booking_id: bookingId, ip, waiver_url } = await cardPaidBooking(t, fake, a, { experience, guests: 1 });
+    const waiverPath = new URL(waiver_url!).pathname;
     const waiver = await ok(request(t.app).get(waiverPath));
     await ok(
       request(t.app)

@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import { signToken, type TokenPurpose } from '@booking/signing';
-import { bearer } from './support/operators';
-import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
+import { bearer, clientIp, createTestApp, seedTenant, type TestApp } from '@booking/test-kit';
 
 // Tokens whose signature is genuine (made here with the app's own secret) but whose claims are
 // not of the form their purpose is issued with. Each route must refuse them as 401 invalid_token

@@ -10,10 +10,16 @@ import { createApp } from '../src/app';
 import { closeAppDeps, createAppDeps } from '../src/app-deps';
 import { evidenceHash } from '../src/waivers/sign-waiver';
 import { WAIVER_TEXT, WAIVER_VERSION } from '../src/waivers/waiver-text';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { clientIp, createTestApp, seedTenant, type TestApp } from './support/test-app';
-
-type Experience = DemoTenant['experiences'][number];
+import {
+  clientIp,
+  confirmedBooking,
+  createBooking,
+  createTestApp,
+  type Experience,
+  seedTenant,
+  type TestApp,
+  waitUntil,
+} from '@booking/test-kit';
 
 interface MadeBooking {
   bookingId: string;
@@ -36,29 +42,22 @@ describe('waivers', () => {
   const kayak = (tenant: DemoTenant) => tenant.experiences.find((e) => e.requires_waiver)!;
   const escapeRoom = (tenant: DemoTenant) => tenant.experiences.find((e) => !e.requires_waiver)!;
 
-  /** Hold + POST /api/bookings on the given experience; `confirmed` pays it with the seed's big gift card. */
+  /** A booking of the given experience's second slot; `confirmed` pays it with the seed's big gift card. */
   async function makeBooking(
     tenant: DemoTenant,
     options: { experience?: Experience; guests?: number; confirmed?: boolean } = {},
   ): Promise<MadeBooking> {
-    const experience = options.experience ?? kayak(tenant);
-    const slotId = experience.slots[1]!.id;
-    const guests = options.guests ?? 2;
-    const ip = clientIp();
-    const holdId = await placeHold(t, ip, experience, slotId, guests);
-    const res = await request(t.app)
-      .post('/api/bookings')
-      .set('X-Forwarded-For', ip)
-      .send({
-        ...bookingBody(tenant, experience, slotId, holdId, guests),
-        ...(options.confirmed ? { gift_card_code: tenant.gift_cards[0]!.code } : {}),
-      });
-    if (res.status !== 201) throw new Error(`booking failed: ${res.status} ${JSON.stringify(res.body)}`);
+    const { confirmed, ...choices } = options;
+    const booked = await (confirmed ? confirmedBooking : createBooking)(t, tenant, {
+      experience: kayak(tenant),
+      slotIndex: 1,
+      ...choices,
+    });
     return {
-      bookingId: res.body.booking_id,
-      slotId,
-      waiverUrl: res.body.waiver_url,
-      bookingToken: res.body.booking_token,
+      bookingId: booked.booking_id,
+      slotId: booked.slotId,
+      waiverUrl: booked.waiver_url,
+      bookingToken: booked.booking_token,
     };
   }
 
@@ -369,10 +368,11 @@ describe('waivers', () => {
         await request(app).post(`/api/waivers/${token}/sign`).set('X-Forwarded-For', clientIp()).send(signBody('Ada'));
         const requestUrls = () =>
           lines.map((line) => (JSON.parse(line) as { req?: { url?: string } }).req?.url).filter(Boolean);
-        const deadline = Date.now() + 2000;
-        while (requestUrls().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-
-        const urls = requestUrls();
+        const urls = await waitUntil(() => requestUrls().length >= 2 && requestUrls(), {
+          timeoutMs: 2000,
+          intervalMs: 20,
+          what: 'both requests to be logged',
+        });
         expect(urls).toEqual(['/api/waivers/[token]', '/api/waivers/[token]/sign']);
         expect(lines.join('\n')).not.toContain(token);
         expect(lines.join('\n')).not.toContain(token.split('.')[2]!);

@@ -3,9 +3,7 @@ import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import { endpointWants } from '@booking/events';
 import { generateApiKey, openSecret } from '@booking/signing';
-import { createIsolatedDatabase } from '../../../test/support/isolated-database';
-import { createTestApp, seedTenant, type TestApp } from './support/test-app';
-import { bearer } from './support/operators';
+import { bearer, createIsolatedDatabase, createTestApp, seedTenant, type TestApp } from '@booking/test-kit';
 
 // No dispatcher runs here: these tests check what the API answers and what it writes to
 // PostgreSQL and to the BullMQ delivery queue. The database and the queue prefix are this file's

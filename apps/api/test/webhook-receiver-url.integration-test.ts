@@ -1,8 +1,6 @@
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
-import { hostsTableLookup, LOCAL_HOSTS } from './support/hosts-table-lookup';
-import { bearer } from './support/operators';
-import { createTestApp, seedTenant, type TestApp } from './support/test-app';
+import { bearer, createTestApp, hostsTableLookup, LOCAL_HOSTS, seedTenant, type TestApp } from '@booking/test-kit';
 
 // POST /api/webhooks/endpoints with private URLs not allowed (production's setting): what is
 // refused at subscription, before any delivery is attempted. Host names resolve through a table

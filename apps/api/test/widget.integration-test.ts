@@ -1,7 +1,6 @@
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
+import { clientIp, createBooking, createTestApp, kayak, placeHold, seedTenant, type TestApp } from '@booking/test-kit';
 
 describe('GET /api/widget/experience', () => {
   let t: TestApp;
@@ -58,12 +57,7 @@ describe('GET /api/widget/experience', () => {
     const { experience, slot } = kayak(demo);
     const ip = clientIp();
     await placeHold(t, ip, experience, slot.id, 5);
-    const bookedHold = await placeHold(t, ip, experience, slot.id, 4);
-    await request(t.app)
-      .post('/api/bookings')
-      .set('X-Forwarded-For', ip)
-      .send(bookingBody(demo, experience, slot.id, bookedHold, 3))
-      .expect(201);
+    await createBooking(t, demo, { experience, slotId: slot.id, ip, seats: 4, guests: 3 });
 
     const res = await get(demo.tenant.slug, experience.slug);
     const listed = res.body.slots.find((s: { id: string }) => s.id === slot.id);

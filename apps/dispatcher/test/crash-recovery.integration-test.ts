@@ -4,11 +4,9 @@ import { createPrismaClient, type Db } from '@booking/db';
 import { recordEvent } from '@booking/events';
 import { generateWebhookSecret, sealSecret } from '@booking/signing';
 import { createDeliveryQueue, queueConnection } from '@booking/webhook-queue';
-import { createIsolatedDatabase } from '../../../test/support/isolated-database';
-import { bookingBody, placeHold } from '../../api/test/support/booking-flow';
-import { clientIp, createTestApp, kayak, seedTenant } from '../../api/test/support/test-app';
+import { createBooking, createIsolatedDatabase, createTestApp, seedTenant, sleep, waitUntil } from '@booking/test-kit';
 import { killAllDispatcherProcesses, startDispatcherProcess, type DispatcherProcess } from './support/crash-dispatcher';
-import { startReceiver, waitUntil, type Receipt, type Receiver, type Respond } from './support/crash-receiver';
+import { startReceiver, type Receipt, type Receiver, type Respond } from './support/crash-receiver';
 
 // Crash recovery, with dispatchers as real OS processes that are SIGKILLed: "no event is ever
 // lost; a crash of the API, the relay or a worker at any point leads at worst to a repeated
@@ -147,20 +145,18 @@ describe('webhook delivery survives crashes', () => {
         const [eventId] = await bookingEvents(tenantId, 1);
 
         const first = await dispatcher('first');
-        await waitUntil(
-          () => receiver.receipts.length >= 1,
-          15_000,
-          () => 'the first request to arrive',
-        );
+        await waitUntil(() => receiver.receipts.length >= 1, {
+          timeoutMs: 15_000,
+          what: 'the first request to arrive',
+        });
         await first.kill();
         const killedAt = Date.now();
         expect(await first.exited).toBe('SIGKILL');
         // The kernel closed the killed process's socket: the receiver never got to answer.
-        await waitUntil(
-          () => receiver.receipts[0]!.droppedUnanswered,
-          5_000,
-          () => 'the held request to drop',
-        );
+        await waitUntil(() => receiver.receipts[0]!.droppedUnanswered, {
+          timeoutMs: 5_000,
+          what: 'the held request to drop',
+        });
         const delivery = await db.webhookDelivery.findFirstOrThrow({ where: { eventId } });
         expect(delivery).toMatchObject({ status: 'pending', attemptCount: 0 });
         expect(receiver.receipts[0]!.deliveryId).toBe(delivery.id);
@@ -171,14 +167,16 @@ describe('webhook delivery survives crashes', () => {
         await waitUntil(
           async () =>
             (await db.webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).status === 'succeeded',
-          45_000,
-          () => `delivery ${delivery.id} to succeed; receipts: ${receiver.receipts.length}`,
+          {
+            timeoutMs: 45_000,
+            what: () => `delivery ${delivery.id} to succeed; receipts: ${receiver.receipts.length}`,
+          },
         );
         const recoveredAfterMs = Date.now() - killedAt;
         if (process.env.CRASH_TEST_TIMINGS)
           process.stderr.write(`(a) recovered ${recoveredAfterMs} ms after the kill\n`);
-        // Nothing more comes once it succeeded.
-        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        // Nothing more comes once it succeeded: a quiet window, slept on purpose.
+        await sleep(1_500);
 
         const receipts = receiver.of(delivery.id);
         expect(receiver.receipts).toHaveLength(receipts.length);
@@ -265,15 +263,7 @@ describe('webhook delivery survives crashes', () => {
 
           // 2. A booking made through the API: its booking.created is committed with it, in the
           //    outbox, and nothing else happens while no dispatcher runs.
-          const { experience, slot } = kayak(demo);
-          const ip = clientIp();
-          const holdId = await placeHold(api, ip, experience, slot.id, 2);
-          const booked = await request(api.app)
-            .post('/api/bookings')
-            .set('X-Forwarded-For', ip)
-            .send(bookingBody(demo, experience, slot.id, holdId, 2));
-          expect(booked.status).toBe(201);
-          const bookingId = booked.body.booking_id as string;
+          const { booking_id: bookingId } = await createBooking(api, demo);
           const outboxEvent = await db.event.findFirstOrThrow({
             where: { entityId: bookingId, name: 'booking.created' },
           });
@@ -289,12 +279,12 @@ describe('webhook delivery survives crashes', () => {
 
           // A dispatcher starts: its sweeper queues the stranded deliveries, its relay the outbox.
           await dispatcher('only');
-          await waitUntil(
-            async () => (await succeededCount(db)) === 4,
-            20_000,
-            () => `4 deliveries to succeed; receipts: ${receiver.receipts.length}`,
-          );
-          await new Promise((resolve) => setTimeout(resolve, 1_000));
+          await waitUntil(async () => (await succeededCount(db)) === 4, {
+            timeoutMs: 20_000,
+            what: () => `4 deliveries to succeed; receipts: ${receiver.receipts.length}`,
+          });
+          // A quiet window, slept on purpose: no further request may arrive in it.
+          await sleep(1_000);
 
           const deliveries = await db.webhookDelivery.findMany({ include: { attempts: true } });
           expect(deliveries).toHaveLength(4);
@@ -341,12 +331,12 @@ describe('webhook delivery survives crashes', () => {
         await Promise.all([dispatcher('one'), dispatcher('two')]);
         const events = await bookingEvents(tenantId, 20, 5);
 
-        await waitUntil(
-          async () => (await succeededCount(db)) === 20,
-          30_000,
-          () => `20 deliveries to succeed; receipts: ${receiver.receipts.length}`,
-        );
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        await waitUntil(async () => (await succeededCount(db)) === 20, {
+          timeoutMs: 30_000,
+          what: () => `20 deliveries to succeed; receipts: ${receiver.receipts.length}`,
+        });
+        // A quiet window, slept on purpose: no further request may arrive in it.
+        await sleep(1_000);
 
         const deliveries = await db.webhookDelivery.findMany({ include: { attempts: true } });
         expect(deliveries).toHaveLength(20);

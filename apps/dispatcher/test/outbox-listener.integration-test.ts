@@ -1,22 +1,10 @@
-import { seedDemoTenant } from '@booking/db';
-import { OUTBOX_CHANNEL, recordEvent } from '@booking/events';
 import { randomUUID } from 'node:crypto';
+import { OUTBOX_CHANNEL, recordEvent } from '@booking/events';
+import { seedTenant, waitUntil } from '@booking/test-kit';
 import { startHarness, type WebhookHarness } from './support/webhook-harness';
 
 // The relay's polling is set to a minute here, so an event relayed within seconds was relayed
 // because PostgreSQL notified the relay's LISTEN connection.
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 describe('the outbox relay listening for committed events', () => {
   let h: WebhookHarness;
@@ -24,22 +12,21 @@ describe('the outbox relay listening for committed events', () => {
 
   beforeAll(async () => {
     h = await startHarness({ WEBHOOK_RELAY_INTERVAL_MS: '60000' });
-    tenantId = (await seedDemoTenant(h.t.deps.db)).tenant.id;
+    tenantId = (await seedTenant(h.t.deps)).tenant.id;
   });
   afterAll(() => h.close());
 
   const db = () => h.t.deps.db;
 
   const listenerPid = () =>
-    waitFor(
-      'a LISTEN connection',
+    waitUntil(
       async () => {
         const rows = await db().$queryRaw<{ pid: number }[]>`
           SELECT pid FROM pg_stat_activity
           WHERE datname = current_database() AND query = ${`LISTEN ${OUTBOX_CHANNEL}`}`;
         return rows[0]?.pid;
       },
-      10_000,
+      { timeoutMs: 10_000, intervalMs: 100, what: 'a LISTEN connection' },
     );
 
   const commitEvent = async () => {
@@ -57,11 +44,11 @@ describe('the outbox relay listening for committed events', () => {
   };
 
   const relayedWithin = (entityId: string, timeoutMs: number) =>
-    waitFor(
-      `event ${entityId} relayed`,
-      async () => (await db().event.findFirst({ where: { entityId, relayedAt: { not: null } } })) ?? undefined,
+    waitUntil(() => db().event.findFirst({ where: { entityId, relayedAt: { not: null } } }), {
       timeoutMs,
-    );
+      intervalMs: 100,
+      what: `event ${entityId} relayed`,
+    });
 
   it('when an event commits, then the relay picks it up at once, without waiting for its poll', async () => {
     await listenerPid();
@@ -74,13 +61,12 @@ describe('the outbox relay listening for committed events', () => {
     const before = await listenerPid();
 
     await db().$queryRaw`SELECT pg_terminate_backend(${before}::int)`;
-    const after = await waitFor(
-      'a new LISTEN connection',
+    const after = await waitUntil(
       async () => {
         const pid = await listenerPid();
-        return pid !== before ? pid : undefined;
+        return pid !== before && pid;
       },
-      15_000,
+      { timeoutMs: 15_000, intervalMs: 100, what: 'a new LISTEN connection' },
     );
     const entityId = await commitEvent();
 

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
+import { within } from '@booking/test-kit';
 import { postWebhook, USER_AGENT, type PostWebhookOptions } from '../src/delivery/post-webhook';
 
 // Every server here listens on loopback; nothing in this file sends traffic anywhere else. The
@@ -115,15 +116,6 @@ function options(overrides: Partial<PostWebhookOptions> & { url: string }): Post
   return { headers: {}, body: '{}', timeoutMs: 5_000, allowPrivateAddresses: true, ...overrides };
 }
 
-/** Fails the test instead of hanging if a promise does not settle in time. */
-function within<T>(ms: number, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expiry = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`did not settle within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, expiry]).finally(() => clearTimeout(timer));
-}
-
 describe('postWebhook', () => {
   it('posts headers and body exactly as given and captures a 2xx response', async () => {
     const server = await startServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('thanks'));
@@ -201,14 +193,14 @@ describe('postWebhook', () => {
     const server = await startServer(() => undefined); // reads the request, never responds
 
     const started = Date.now();
-    const result = await within(2_000, postWebhook(options({ url: server.origin, timeoutMs: 300 })));
+    const result = await within(postWebhook(options({ url: server.origin, timeoutMs: 300 })), 2_000, 'postWebhook');
     const elapsed = Date.now() - started;
 
     expect(result).toMatchObject({ ok: false, statusCode: null, responseBody: null, error: 'timeout after 300 ms' });
     expect(result.durationMs).toBeGreaterThanOrEqual(295);
     expect(result.durationMs).toBeLessThan(800);
     expect(elapsed).toBeLessThan(800);
-    await within(1_000, server.socketClosed); // the request was destroyed, not left open
+    await within(server.socketClosed, 1_000, 'the socket to close'); // the request was destroyed, not left open
   });
 
   it('reports a refused connection', async () => {
@@ -216,7 +208,7 @@ describe('postWebhook', () => {
     const closedPort = server.port;
     await server.close();
 
-    const result = await within(2_000, postWebhook(options({ url: `http://127.0.0.1:${closedPort}/` })));
+    const result = await within(postWebhook(options({ url: `http://127.0.0.1:${closedPort}/` })), 2_000, 'postWebhook');
 
     expect(result).toMatchObject({ ok: false, statusCode: null, error: 'connection refused' });
   });
@@ -252,12 +244,12 @@ describe('postWebhook', () => {
       res.on('close', () => clearInterval(pump));
     });
 
-    const result = await within(2_000, postWebhook(options({ url: server.origin, timeoutMs: 10_000 })));
+    const result = await within(postWebhook(options({ url: server.origin, timeoutMs: 10_000 })), 2_000, 'postWebhook');
 
     expect(result).toMatchObject({ ok: true, statusCode: 200, error: null });
     expect(result.responseBody).toHaveLength(4_096);
     expect(result.durationMs).toBeLessThan(1_000);
-    await within(1_000, server.socketClosed);
+    await within(server.socketClosed, 1_000, 'the socket to close');
   });
 
   it('lets the status decide when the body is still trickling in at the deadline', async () => {
@@ -266,11 +258,11 @@ describe('postWebhook', () => {
       res.write('partial'); // ...and never ends
     });
 
-    const result = await within(2_000, postWebhook(options({ url: server.origin, timeoutMs: 300 })));
+    const result = await within(postWebhook(options({ url: server.origin, timeoutMs: 300 })), 2_000, 'postWebhook');
 
     expect(result).toMatchObject({ ok: true, statusCode: 202, responseBody: 'partial', error: null });
     expect(result.durationMs).toBeGreaterThanOrEqual(295);
-    await within(1_000, server.socketClosed);
+    await within(server.socketClosed, 1_000, 'the socket to close');
   });
 
   it('sends the host name as TLS SNI', async () => {
@@ -286,7 +278,7 @@ describe('postWebhook', () => {
     await new Promise<void>((resolve) => tlsServer.listen(0, '127.0.0.1', resolve));
     const { port } = tlsServer.address() as AddressInfo;
     try {
-      const result = await within(2_000, postWebhook(options({ url: `https://localhost:${port}/` })));
+      const result = await within(postWebhook(options({ url: `https://localhost:${port}/` })), 2_000, 'postWebhook');
 
       expect(result).toMatchObject({ ok: false, statusCode: null, responseBody: null });
       expect(result.error).toEqual(expect.any(String));
@@ -305,7 +297,7 @@ describe('postWebhook', () => {
     await new Promise<void>((resolve) => tlsServer.listen(0, '127.0.0.1', resolve));
     const { port } = tlsServer.address() as AddressInfo;
     try {
-      const result = await within(2_000, postWebhook(options({ url: `https://localhost:${port}/` })));
+      const result = await within(postWebhook(options({ url: `https://localhost:${port}/` })), 2_000, 'postWebhook');
 
       expect(result).toMatchObject({ ok: false, statusCode: null, error: 'tls error: self-signed certificate' });
       expect(seen).toEqual([]);
@@ -374,7 +366,7 @@ describe('postWebhook', () => {
       ['https://[fd00::1]/', 'address not allowed: fd00::1 (uniqueLocal)'],
       ['https://0.0.0.0/', 'address not allowed: 0.0.0.0 (unspecified)'],
     ])('refuses %s before connecting', async (url, error) => {
-      const result = await within(1_000, postWebhook(options({ url, allowPrivateAddresses: false })));
+      const result = await within(postWebhook(options({ url, allowPrivateAddresses: false })), 1_000, 'postWebhook');
 
       expect(result).toMatchObject({ ok: false, statusCode: null, responseBody: null, error });
     });

@@ -2,30 +2,35 @@ import { randomUUID } from 'node:crypto';
 import type { DemoTenant } from '@booking/db';
 import { recordEvent, SUBSCRIBABLE_EVENTS } from '@booking/events';
 import { generateWebhookSecret, sealSecret } from '@booking/signing';
-import { seedTenant } from '../../api/test/support/test-app';
-// The receivers' own package: not a dependency of the dispatcher, so imported by path.
-import { verifyWebhook, WebhookVerificationError, type WebhookEnvelope } from '@booking/webhook-verify';
-import { answer, closedPort, Receiver, type Behaviour, type ReceivedRequest } from './support/receiver';
 import {
+  answer,
+  freePort,
+  seedTenant,
   sleep,
-  startHarness,
-  TenantClient,
-  TEST_RETRY_DELAYS_MS,
   waitUntil,
-  type WebhookHarness,
-} from './support/webhook-harness';
+  WebhookReceiver,
+  type ReceivedRequest,
+  type ReceiverBehaviour,
+} from '@booking/test-kit';
+// The receivers' own package, a dev dependency of the dispatcher.
+import { verifyWebhook, WebhookVerificationError, type WebhookEnvelope } from '@booking/webhook-verify';
+import { startHarness, TenantClient, TEST_RETRY_DELAYS_MS, type WebhookHarness } from './support/webhook-harness';
 
 // Everything here is real: the API in-process, PostgreSQL, Redis/BullMQ, the dispatcher's relay
 // and workers, and HTTP receivers on 127.0.0.1. Each test seeds a tenant of its own, so its
 // endpoints only ever see its own events. Receivers stay open until the end of the file, so a
 // port is never handed to a later test while an earlier test's retries may still aim at it.
 
-/** Longer than the largest gap of the test retry schedule: a delivery that has not moved by then never will. */
+/**
+ * Longer than the largest gap of the test retry schedule: a delivery that has not moved by then
+ * never will. Tests sleep this long, on purpose, to show that nothing more arrives: an absence
+ * has no state to wait on.
+ */
 const QUIET_MS = TEST_RETRY_DELAYS_MS[TEST_RETRY_DELAYS_MS.length - 1]! + 400;
 
-const receivers: Receiver[] = [];
-async function receiver(behaviour?: Behaviour): Promise<Receiver> {
-  const started = await Receiver.start(behaviour);
+const receivers: WebhookReceiver[] = [];
+async function receiver(behaviour?: ReceiverBehaviour): Promise<WebhookReceiver> {
+  const started = await WebhookReceiver.start(behaviour);
   receivers.push(started);
   return started;
 }
@@ -71,26 +76,27 @@ describe('webhook delivery through the dispatcher', () => {
     db().webhookAttempt.findMany({ where: { deliveryId }, orderBy: { attemptNumber: 'asc' } });
   /** The one delivery of `endpointId` for `eventName` of `bookingId`, once the relay has made it. */
   const deliveryFor = (endpointId: string, bookingId: string, eventName = 'booking.created') =>
-    waitUntil(`the ${eventName} delivery of ${bookingId}`, () =>
-      db()
-        .webhookDelivery.findFirst({ where: { endpointId, eventName, event: { entityId: bookingId } } })
-        .then((d) => d ?? undefined),
+    waitUntil(
+      () => db().webhookDelivery.findFirst({ where: { endpointId, eventName, event: { entityId: bookingId } } }),
+      { what: `the ${eventName} delivery of ${bookingId}` },
     );
   const deliveryIn = (deliveryId: string, statuses: string[], timeoutMs = 10_000) =>
     waitUntil(
-      `delivery ${deliveryId} to be ${statuses.join('/')}`,
       async () => {
         const delivery = await db().webhookDelivery.findUniqueOrThrow({ where: { id: deliveryId } });
-        return statuses.includes(delivery.status) ? delivery : undefined;
+        return statuses.includes(delivery.status) && delivery;
       },
-      timeoutMs,
+      { timeoutMs, what: `delivery ${deliveryId} to be ${statuses.join('/')}` },
     );
   /** Every event of the tenant has been through the relay (turned into deliveries or not). */
   const allRelayed = (tenantId: string, count: number) =>
-    waitUntil(`${count} relayed events of tenant ${tenantId}`, async () => {
-      const events = await db().event.findMany({ where: { tenantId } });
-      return events.length === count && events.every((e) => e.relayedAt !== null) ? events : undefined;
-    });
+    waitUntil(
+      async () => {
+        const events = await db().event.findMany({ where: { tenantId } });
+        return events.length === count && events.every((e) => e.relayedAt !== null) && events;
+      },
+      { what: `${count} relayed events of tenant ${tenantId}` },
+    );
 
   describe('delivery request', () => {
     it('when a booking is made, then its booking.created delivery reaches the receiver with the spec headers, a verifiable signature and the envelope', async () => {
@@ -212,7 +218,7 @@ describe('webhook delivery through the dispatcher', () => {
         `customer.created ${await customerOf(cancelled)}`,
         `customer.created ${await customerOf(checkedIn)}`,
       ].sort();
-      const seen = (r: Receiver) => r.requests.map((q) => `${q.event} ${envelopeOf(q).data.entity_id}`).sort();
+      const seen = (r: WebhookReceiver) => r.requests.map((q) => `${q.event} ${envelopeOf(q).data.entity_id}`).sort();
       await everything.waitForCount(9);
       await omitted.waitForCount(9);
       await confirmedOnly.waitForCount(2);
@@ -404,16 +410,19 @@ describe('webhook delivery through the dispatcher', () => {
 
     it('when nothing listens at the endpoint, then a failed attempt with "connection refused" is recorded', async () => {
       const tenant = await newTenant();
-      const port = await closedPort();
+      const port = await freePort();
       const endpoint = await tenant.createEndpoint(`http://127.0.0.1:${port}/webhooks`, ['booking.created']);
 
       const bookingId = await tenant.book();
 
       const delivery = await deliveryFor(endpoint.id, bookingId);
-      const [first] = await waitUntil('a failed attempt', async () => {
-        const attempts = await attemptsOf(delivery.id);
-        return attempts.length >= 2 ? attempts : undefined;
-      });
+      const [first] = await waitUntil(
+        async () => {
+          const attempts = await attemptsOf(delivery.id);
+          return attempts.length >= 2 && attempts;
+        },
+        { what: 'a failed attempt' },
+      );
       expect(first).toMatchObject({
         attemptNumber: 1,
         statusCode: null,
@@ -463,12 +472,11 @@ describe('webhook delivery through the dispatcher', () => {
       for (let i = 0; i < 5; i++) await tenant.book({ guests: 1 });
 
       const disabled = await waitUntil(
-        'the endpoint to be disabled',
         async () => {
           const res = await tenant.getEndpoint(endpoint.id);
-          return res.body.status === 'disabled' ? res.body : undefined;
+          return res.body.status === 'disabled' && res.body;
         },
-        15_000,
+        { timeoutMs: 15_000, what: 'the endpoint to be disabled' },
       );
       expect(disabled.consecutive_failures).toBeGreaterThanOrEqual(20);
       expect(disabled.disabled_at).toEqual(expect.any(String));
@@ -673,6 +681,7 @@ describe('webhook delivery through the dispatcher', () => {
       const r = await receiver(answer.status(500));
       const endpoint = await tenant.createEndpoint(r.url, ['booking.created']);
       const older = await deliveryFor(endpoint.id, await tenant.book());
+      // `since` must fall strictly between the two deliveries' creation times: let the clock move.
       await sleep(50);
       const since = new Date().toISOString();
       await sleep(50);
@@ -742,10 +751,10 @@ describe('webhook delivery through the dispatcher', () => {
       const events = await allRelayed(tenant.tenantId, 60);
       await first.waitForCount(60);
       await second.waitForCount(60);
-      await waitUntil('120 succeeded deliveries', async () =>
-        (await db().webhookDelivery.count({ where: { tenantId: tenant.tenantId, status: 'succeeded' } })) === 120
-          ? true
-          : undefined,
+      await waitUntil(
+        async () =>
+          (await db().webhookDelivery.count({ where: { tenantId: tenant.tenantId, status: 'succeeded' } })) === 120,
+        { what: '120 succeeded deliveries' },
       );
       await sleep(QUIET_MS);
       for (const [r, endpoint] of [
@@ -828,15 +837,14 @@ describe('webhook delivery with private addresses refused (WEBHOOK_ALLOW_PRIVATE
     const bookingId = await client.book();
 
     const errorsOf = async (endpointId: string) => {
-      const delivery = await waitUntil('the delivery', () =>
-        h.t.deps.db.webhookDelivery
-          .findFirst({ where: { endpointId, event: { entityId: bookingId } } })
-          .then((d) => d ?? undefined),
+      const delivery = await waitUntil(
+        () => h.t.deps.db.webhookDelivery.findFirst({ where: { endpointId, event: { entityId: bookingId } } }),
+        { what: 'the delivery' },
       );
       await waitUntil(
-        'the delivery to be abandoned',
         async () =>
           (await h.t.deps.db.webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).status === 'abandoned',
+        { what: 'the delivery to be abandoned' },
       );
       const attempts = await h.t.deps.db.webhookAttempt.findMany({ where: { deliveryId: delivery.id } });
       expect(attempts).toHaveLength(6);

@@ -1,1 +1,60 @@
-export {};
+// One set-up for every test suite. Tests import from '@booking/test-kit' only, never a file of
+// another app's test/ folder or a package's src/ by path.
+
+// The app in-process on the real PostgreSQL and Redis, and what tests make with it.
+export { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './app';
+export {
+  bookingBody,
+  confirmedBooking,
+  createBooking,
+  heldBooking,
+  placeHold,
+  type BookingOptions,
+  type BookingRequestBody,
+  type CreatedBooking,
+  type Experience,
+} from './bookings';
+export { holdExpired } from './holds';
+export { bearer, keyIdOf } from './operators';
+export { hostsTableLookup, LOCAL_HOSTS } from './hosts-table-lookup';
+export { withResponseConformance } from './response-conformance';
+
+// Payments against a fake Stripe.
+export {
+  parseStripeForm,
+  signEvent,
+  signedPaymentSucceededEvent,
+  startFakeStripe,
+  stopFakeStripe,
+  type FakePaymentIntent,
+  type FakeRefund,
+  type FakeStripe,
+  type RecordedRequest,
+  type SignedEvent,
+} from './fake-stripe';
+export {
+  signedChargeRefundedEvent,
+  signedRefundEvent,
+  unreachableStripeUrl,
+  type RefundObject,
+} from './fake-stripe-refund-events';
+export { cardPaidBooking, deliverStripeEvent, payByCard, stripeEnv, TEST_WEBHOOK_SECRET } from './card-payments';
+
+// Webhook receivers.
+export {
+  answer,
+  WebhookReceiver,
+  type ReceivedRequest,
+  type ReceiverBehaviour,
+  type ReceiverReply,
+} from './webhook-receiver';
+
+// Databases, processes and the network, owned by the test and stopped by it.
+export { createIsolatedDatabase } from './isolated-database';
+export { killAllServiceProcesses, startServiceProcess, type ServiceProcess } from './service-process';
+export { startRedisServer, type RedisServer } from './redis-server';
+export { startTcpProxy, type TcpProxy } from './tcp-proxy';
+export { freePort } from './ports';
+
+// Waiting on a state instead of sleeping.
+export { sleep, waitUntil, within, type WaitOptions } from './wait';

@@ -26,5 +26,3 @@ export function expectBounded503s(answers: Timed[], boundMs: number): void {
     expect(ms).toBeLessThan(boundMs);
   }
 }
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

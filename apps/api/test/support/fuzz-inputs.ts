@@ -64,7 +64,7 @@ export function operationsOf(doc: {
           pathParams: parameters.filter((p) => p.in === 'path').map((p) => p.name),
           queryParams: parameters.filter((p) => p.in === 'query').map((p) => p.name),
           bodySchema: resolve(content?.['application/json']?.schema),
-          requiresKey: !!security?.length && security.every((requirement) => Object.keys(requirement).length > 0),
+          requiresKey: !!security?.length && security.every((requirement) => 'apiKey' in requirement),
         };
       }),
     )

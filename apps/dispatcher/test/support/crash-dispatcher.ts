@@ -1,10 +1,5 @@
 import path from 'node:path';
-import {
-  freePort,
-  killAllServiceProcesses,
-  startServiceProcess,
-  type ServiceProcess,
-} from '../../../../test/support/service-process';
+import { freePort, killAllServiceProcesses, startServiceProcess, type ServiceProcess } from '@booking/test-kit';
 
 /** A dispatcher running as its own OS process, answering /healthz on its metrics port. */
 export interface DispatcherProcess extends ServiceProcess {

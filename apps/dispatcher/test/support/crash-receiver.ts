@@ -86,16 +86,3 @@ export async function startReceiver(secret: string, respond: Respond = () => 200
       }),
   };
 }
-
-/** Polls `check` until it holds; fails with `describe()` after `timeoutMs`. */
-export async function waitUntil(
-  check: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  describe: () => string,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${describe()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

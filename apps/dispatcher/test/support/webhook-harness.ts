@@ -1,10 +1,8 @@
 import { loadConfig } from '@booking/config';
 import type { DemoTenant } from '@booking/db';
+import { createBooking, createIsolatedDatabase, createTestApp, type TestApp } from '@booking/test-kit';
 import pino from 'pino';
 import request from 'supertest';
-import { createIsolatedDatabase } from '../../../../test/support/isolated-database';
-import { bookingBody, placeHold } from '../../../api/test/support/booking-flow';
-import { clientIp, createTestApp, type TestApp } from '../../../api/test/support/test-app';
 import { startDispatcher, type Dispatcher } from '../../src/dispatcher';
 
 /**
@@ -68,26 +66,6 @@ export async function startHarness(overrides: Record<string, string> = {}): Prom
       await isolated.drop();
     },
   };
-}
-
-/** Polls `check` until it returns a value other than undefined/false; fails after `timeoutMs`. */
-export async function waitUntil<T>(
-  what: string,
-  check: () => Promise<T | undefined | false> | T | undefined | false,
-  timeoutMs = 10_000,
-  intervalMs = 50,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(intervalMs);
-  }
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 export interface CreatedEndpoint {
@@ -174,22 +152,16 @@ export class TenantClient {
   async book(options: { confirmed?: boolean; guests?: number } = {}): Promise<string> {
     const index = this.bookings++;
     const experience = this.demo.experiences[index % 2]!;
-    const slotId = experience.slots[Math.floor(index / 2) % 6]!.id;
     const guests = Math.min(Math.max(options.guests ?? 2, experience.min_party_size), experience.max_party_size);
-    const ip = clientIp();
-    const holdId = await placeHold(this.t, ip, experience, slotId, guests);
-    const res = await request(this.t.app)
-      .post('/api/bookings')
-      .set('X-Forwarded-For', ip)
-      .send({
-        ...bookingBody(this.demo, experience, slotId, holdId, guests),
-        ...(options.confirmed ? { gift_card_code: this.demo.gift_cards[0]!.code } : {}),
-      });
+    const booked = await createBooking(this.t, this.demo, {
+      experience,
+      slotIndex: Math.floor(index / 2) % 6,
+      guests,
+      ...(options.confirmed && { giftCardCode: this.demo.gift_cards[0]!.code }),
+    });
     const expected = options.confirmed ? 'confirmed' : 'held';
-    if (res.status !== 201 || res.body.status !== expected) {
-      throw new Error(`booking failed: ${res.status} ${JSON.stringify(res.body)}`);
-    }
-    return res.body.booking_id as string;
+    if (booked.status !== expected) throw new Error(`booking is ${booked.status}, expected ${expected}`);
+    return booked.booking_id;
   }
 
   async cancel(bookingId: string): Promise<void> {

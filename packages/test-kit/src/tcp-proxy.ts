@@ -111,12 +111,3 @@ export async function startTcpProxy(target?: { host: string; port: number }): Pr
   };
   return proxy;
 }
-
-/** A port on 127.0.0.1 that nothing listens on right now: connecting to it is refused. */
-export async function closedPort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
-import { closedPort } from './tcp-proxy';
+import { freePort } from './ports';
+import { waitUntil } from './wait';
 
 /**
  * A redis-server of the test's own on 127.0.0.1, without persistence: killed and started again
@@ -24,29 +25,23 @@ process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-/** Resolves once the server on `port` answers PING; fails after READY_WITHIN_MS. */
-async function waitForPong(port: number): Promise<void> {
-  const deadline = Date.now() + READY_WITHIN_MS;
-  while (Date.now() < deadline) {
-    const pong = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, '127.0.0.1');
-      socket.setTimeout(500, () => socket.destroy());
-      socket.once('connect', () => socket.write('PING\r\n'));
-      socket.once('data', (reply) => {
-        socket.destroy();
-        resolve(reply.toString().startsWith('+PONG'));
-      });
-      socket.once('close', () => resolve(false));
-      socket.once('error', () => resolve(false));
+/** Whether a server on `port` answers PING right now. */
+function answersPing(port: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.setTimeout(500, () => socket.destroy());
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (reply) => {
+      socket.destroy();
+      resolve(reply.toString().startsWith('+PONG'));
     });
-    if (pong) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`redis-server on port ${port} did not answer within ${READY_WITHIN_MS} ms`);
+    socket.once('close', () => resolve(false));
+    socket.once('error', () => resolve(false));
+  });
 }
 
 export async function startRedisServer(): Promise<RedisServer> {
-  const port = await closedPort();
+  const port = await freePort();
   let child: ChildProcess | null = null;
 
   const start = async () => {
@@ -58,7 +53,10 @@ export async function startRedisServer(): Promise<RedisServer> {
     child = server;
     running.add(server);
     server.once('exit', () => running.delete(server));
-    await waitForPong(port);
+    await waitUntil(() => answersPing(port), {
+      timeoutMs: READY_WITHIN_MS,
+      what: `redis-server on port ${port} to answer PING`,
+    });
   };
   const kill = async () => {
     const server = child;

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
+import { waitUntil } from './wait';
 
-const ROOT = path.resolve(__dirname, '../..');
+const ROOT = path.resolve(__dirname, '../../..');
 
 /** One of the apps (the API, the dispatcher) running as its own OS process, for crash tests. */
 export interface ServiceProcess {
@@ -23,20 +23,6 @@ const running = new Set<ServiceProcess>();
 process.once('exit', () => {
   for (const service of running) service.child.kill('SIGKILL');
 });
-
-/** A port nothing listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Starts `entry` (a path from the repository root) with `env` on top of this process's
@@ -94,24 +80,23 @@ export async function startServiceProcess(options: {
   };
   running.add(handle);
 
-  const deadline = Date.now() + readyWithinMs;
-  for (;;) {
-    if (gone()) {
-      running.delete(handle);
-      throw new Error(`${name} exited before it was ready:\n${output.join('\n')}`);
-    }
-    if (Date.now() > deadline) {
-      await handle.kill();
-      throw new Error(`${name} was not ready within ${readyWithinMs} ms:\n${output.join('\n')}`);
-    }
-    try {
-      const res = await fetch(readyUrl, { signal: AbortSignal.timeout(1_000) });
-      if (res.status === 200) return handle;
-    } catch {
-      // not listening yet
-    }
-    await sleep(100);
+  try {
+    await waitUntil(
+      async () => {
+        if (gone()) throw new Error(`${name} exited before it was ready:\n${output.join('\n')}`);
+        try {
+          return (await fetch(readyUrl, { signal: AbortSignal.timeout(1_000) })).status === 200;
+        } catch {
+          return false; // not listening yet
+        }
+      },
+      { timeoutMs: readyWithinMs, intervalMs: 100, what: () => `${name} to answer ${readyUrl}:\n${output.join('\n')}` },
+    );
+  } catch (error) {
+    await handle.kill();
+    throw error;
   }
+  return handle;
 }
 
 /** SIGKILLs every service process still running: for afterAll, and after a failed test. */

@@ -1,6 +1,8 @@
+import type { DemoTenant } from '@booking/db';
 import request from 'supertest';
+import type { TestApp } from './app';
+import { createBooking, type BookingOptions, type CreatedBooking } from './bookings';
 import { signedPaymentSucceededEvent, type FakePaymentIntent, type FakeStripe } from './fake-stripe';
-import type { TestApp } from './test-app';
 
 export const TEST_WEBHOOK_SECRET = 'whsec_test';
 
@@ -40,4 +42,21 @@ export async function payByCard(
   const paid = await deliverStripeEvent(t, signedPaymentSucceededEvent(intent, { secret: webhookSecret }));
   if (paid.status !== 200) throw new Error(`payment failed: ${paid.status} ${JSON.stringify(paid.body)}`);
   return intent;
+}
+
+/**
+ * A booking paid by card through the fake Stripe (after any gift card part): held, paid, and
+ * `confirmed`; fails the test if the payment does not confirm it.
+ */
+export async function cardPaidBooking(
+  t: TestApp,
+  fake: FakeStripe,
+  tenant: DemoTenant,
+  options: BookingOptions & { webhookSecret?: string } = {},
+): Promise<CreatedBooking & { intent: FakePaymentIntent }> {
+  const booked = await createBooking(t, tenant, options);
+  const intent = await payByCard(t, fake, booked, booked.ip, options.webhookSecret);
+  const { status } = await t.deps.db.booking.findUniqueOrThrow({ where: { id: booked.booking_id } });
+  if (status !== 'confirmed') throw new Error(`payment did not confirm the booking: ${status}`);
+  return { ...booked, status, intent };
 }

@@ -1,5 +1,5 @@
 import { parseApiKey } from '@booking/signing';
-import type { TestApp } from './test-app';
+import type { TestApp } from './app';
 
 /** The Authorization header value for a tenant API key. */
 export const bearer = (key: string) => `Bearer ${key}`;

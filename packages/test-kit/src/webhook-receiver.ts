@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { waitUntil } from './wait';
 
 /** One request as a webhook receiver saw it: headers and the exact raw body. */
 export interface ReceivedRequest {
@@ -18,7 +19,7 @@ export interface ReceivedRequest {
 }
 
 /** How a receiver answers one request. */
-export interface Reply {
+export interface ReceiverReply {
   status: number;
   body?: string;
   headers?: Record<string, string>;
@@ -26,16 +27,17 @@ export interface Reply {
   delayMs?: number;
 }
 
-export type Behaviour = (request: ReceivedRequest) => Reply;
+export type ReceiverBehaviour = (request: ReceivedRequest) => ReceiverReply;
 
+/** Ready-made behaviours. */
 export const answer = {
-  ok: (): Reply => ({ status: 200, body: 'ok' }),
+  ok: (): ReceiverReply => ({ status: 200, body: 'ok' }),
   status:
-    (status: number, body = `status ${status}`): Behaviour =>
+    (status: number, body = `status ${status}`): ReceiverBehaviour =>
     () => ({ status, body }),
   /** The first `count` requests get `status`, every later one 200. */
   failFirst:
-    (count: number, status = 500): Behaviour =>
+    (count: number, status = 500): ReceiverBehaviour =>
     (request) =>
       request.index <= count ? { status, body: `failure ${request.index}` } : { status: 200, body: 'ok' },
 };
@@ -45,30 +47,29 @@ export const answer = {
  * as its current behaviour says; it also tracks how many requests of each delivery id are open at
  * once (from arrival until the response is sent or the client hangs up).
  */
-export class Receiver {
+export class WebhookReceiver {
   readonly requests: ReceivedRequest[] = [];
   /** Delivery ids that had two or more requests open at the same moment. */
   readonly overlapping = new Set<string>();
   private readonly open = new Map<string, number>();
   private readonly timers = new Set<NodeJS.Timeout>();
-  private behaviour: Behaviour;
-  private waiters: (() => void)[] = [];
+  private behaviour: ReceiverBehaviour;
 
   private constructor(
     private readonly server: http.Server,
     readonly port: number,
-    behaviour: Behaviour,
+    behaviour: ReceiverBehaviour,
   ) {
     this.behaviour = behaviour;
   }
 
-  static async start(behaviour: Behaviour = answer.ok): Promise<Receiver> {
+  static async start(behaviour: ReceiverBehaviour = answer.ok): Promise<WebhookReceiver> {
     const server = http.createServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(0, '127.0.0.1', () => resolve());
     });
-    const receiver = new Receiver(server, (server.address() as AddressInfo).port, behaviour);
+    const receiver = new WebhookReceiver(server, (server.address() as AddressInfo).port, behaviour);
     server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => receiver.handle(req, res));
     return receiver;
   }
@@ -77,7 +78,7 @@ export class Receiver {
     return `http://127.0.0.1:${this.port}/webhooks`;
   }
 
-  behave(behaviour: Behaviour): void {
+  behave(behaviour: ReceiverBehaviour): void {
     this.behaviour = behaviour;
   }
 
@@ -94,30 +95,18 @@ export class Receiver {
   }
 
   /** Resolves once `predicate` holds for the recorded requests; rejects after `timeoutMs`. */
-  async waitFor(
+  waitFor(
     predicate: (requests: ReceivedRequest[]) => boolean,
     timeoutMs = 10_000,
     what = 'the expected requests',
   ): Promise<ReceivedRequest[]> {
-    const deadline = Date.now() + timeoutMs;
-    while (!predicate(this.requests)) {
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        throw new Error(
-          `receiver :${this.port} did not get ${what} within ${timeoutMs} ms; got ${this.requests.length}: ` +
-            JSON.stringify(this.requests.map((r) => ({ event: r.event, id: r.deliveryId }))),
-        );
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, Math.min(left, 100));
-        function done() {
-          clearTimeout(timer);
-          resolve();
-        }
-        this.waiters.push(done);
-      });
-    }
-    return this.requests;
+    return waitUntil(() => predicate(this.requests) && this.requests, {
+      timeoutMs,
+      intervalMs: 10,
+      what: () =>
+        `receiver :${this.port} to get ${what}; got ${this.requests.length}: ` +
+        JSON.stringify(this.requests.map((r) => ({ event: r.event, id: r.deliveryId }))),
+    });
   }
 
   /** Resolves once at least `count` requests arrived. */
@@ -173,16 +162,6 @@ export class Receiver {
       } else {
         send();
       }
-      for (const wake of this.waiters.splice(0)) wake();
     });
   }
-}
-
-/** A loopback port nothing listens on: a server is bound to it and closed again. */
-export async function closedPort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
 import { signEvent, type FakePaymentIntent } from './fake-stripe';
+import { freePort } from './ports';
 
 // Refund notifications as Stripe sends them, signed with the SDK's helper (see signEvent), and
 // an address where no Stripe answers.
@@ -68,9 +67,5 @@ export function signedChargeRefundedEvent(
 
 /** `http://127.0.0.1:<port>` of a port nothing listens on: every call fails to connect. */
 export async function unreachableStripeUrl(): Promise<string> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
+  return `http://127.0.0.1:${await freePort()}`;
 }

@@ -1,10 +1,11 @@
 import { randomInt } from 'node:crypto';
 import type { LookupAll } from '@booking/address-policy';
+import { createApp } from '@booking/api/src/app';
+import { closeAppDeps, createAppDeps, type AppDeps } from '@booking/api/src/app-deps';
 import { loadConfig } from '@booking/config';
 import { seedDemoTenant, type DemoTenant } from '@booking/db';
-import { createApp } from '../../src/app';
-import { closeAppDeps, createAppDeps, type AppDeps } from '../../src/app-deps';
 import { hostsTableLookup } from './hosts-table-lookup';
+import { withResponseConformance } from './response-conformance';
 
 export interface TestApp {
   app: ReturnType<typeof createApp>;
@@ -13,15 +14,16 @@ export interface TestApp {
 }
 
 /**
- * The real app in-process, on the real PostgreSQL and Redis. It trusts one proxy hop so each
- * test can present its own client address (see `clientIp`) and never share a rate-limit budget
- * with another test. Receiver host names resolve through `lookupHost` (by default only
- * `localhost`), never through DNS.
+ * The real app in-process, on the real PostgreSQL and Redis, with every answer checked against
+ * the OpenAPI document (see response-conformance). It trusts one proxy hop so each test can
+ * present its own client address (see `clientIp`) and never share a rate-limit budget with
+ * another test. Receiver host names resolve through `lookupHost` (by default only `localhost`),
+ * never through DNS.
  */
 export function createTestApp(env: Record<string, string> = {}, options: { lookupHost?: LookupAll } = {}): TestApp {
   const config = loadConfig({ ...process.env, TRUST_PROXY: '1', ...env });
   const deps: AppDeps = { ...createAppDeps(config), lookupHost: options.lookupHost ?? hostsTableLookup() };
-  return { app: createApp(deps), deps, close: () => closeAppDeps(deps) };
+  return { app: withResponseConformance(createApp(deps)), deps, close: () => closeAppDeps(deps) };
 }
 
 /** A documentation-range address (TEST-NET-3) unlikely to repeat within a run. */
@@ -29,6 +31,7 @@ export function clientIp(): string {
   return `203.0.${randomInt(0, 256)}.${randomInt(1, 255)}`;
 }
 
+/** A fresh demo tenant (venue, two experiences with slots, gift cards, API keys) of its own. */
 export function seedTenant(deps: AppDeps): Promise<DemoTenant> {
   return seedDemoTenant(deps.db);
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { applyMigrations } from '../../packages/db/src/migrations/apply-migrations';
+import { applyMigrations } from '@booking/db';
 
 /**
  * A fresh, migrated database and a queue prefix of its own, for tests that run the dispatcher:
