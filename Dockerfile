@@ -1,5 +1,6 @@
-# One image for both services; docker-compose.yml picks the command (`pnpm start:api` or
-# `pnpm start:dispatcher`). TypeScript runs through tsx, so there is no build step.
+# One image for the three services; docker-compose.yml picks the command (`pnpm start:api`,
+# `pnpm start:dispatcher` or `pnpm start:worker`). TypeScript runs through tsx, so there is no
+# build step.
 FROM node:20-slim
 
 RUN npm install -g pnpm@10.34.8 && npm cache clean --force

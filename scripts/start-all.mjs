@@ -1,7 +1,8 @@
-// What `pnpm start` runs after migrations and the seed: the API and the webhook dispatcher,
-// side by side, from one command, so a user who clones the repository needs to run only one
-// thing. In production run them as separate processes or pods (`pnpm start:api`,
-// `pnpm start:dispatcher`) so each can be scaled, restarted and health-checked on its own.
+// What `pnpm start` runs after migrations and the seed: the API, the webhook dispatcher and the
+// lifecycle worker, side by side, from one command, so a user who clones the repository needs to
+// run only one thing. In production run them as separate processes or pods (`pnpm start:api`,
+// `pnpm start:dispatcher`, `pnpm start:worker`) so each can be scaled, restarted and
+// health-checked on its own.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -17,6 +18,7 @@ if (!existsSync(tsx)) {
 const services = [
   { name: 'api', entry: 'apps/api/src/main.ts' },
   { name: 'dispatcher', entry: 'apps/dispatcher/src/main.ts' },
+  { name: 'worker', entry: 'apps/api/src/jobs/worker-main.ts' },
 ];
 
 const children = services.map(({ name, entry }) => {
@@ -51,7 +53,7 @@ for (const { name, child } of children) {
   });
   child.on('exit', (code, signal) => {
     if (!exiting) {
-      // One service stopped on its own: without it the pair is not a working system.
+      // One service stopped on its own: without it the others are not a working system.
       console.error(`start-all: ${name} exited (${signal ?? `code ${code}`}); stopping the others`);
       exiting = true;
       stopOthers(child, 'SIGTERM');

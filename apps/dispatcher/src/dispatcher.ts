@@ -1,7 +1,9 @@
 import type { Config } from '@booking/config';
 import { createPrismaClient } from '@booking/db';
+import { startScheduledJobs } from '@booking/jobs';
 import { createDeliveryQueue, queueConnection } from '@booking/webhook-queue';
 import type { Logger } from 'pino';
+import { MAINTENANCE_LOCK_MS, MAINTENANCE_QUEUE, maintenanceJobs } from './maintenance/maintenance-jobs';
 import { createMetrics, serveMetrics } from './metrics';
 import { startOutboxRelay } from './relay/outbox-relay';
 import { startDeliveryWorker } from './worker/delivery-worker';
@@ -11,8 +13,9 @@ export interface Dispatcher {
 }
 
 /**
- * The webhook dispatcher: the outbox relay, a delivery worker and the metrics endpoint. Several
- * dispatchers may run against one database and Redis; they share the work.
+ * The webhook dispatcher: the outbox relay, a delivery worker, the maintenance jobs (the sweeper)
+ * and the metrics endpoint. Several dispatchers may run against one database and Redis; they
+ * share the work.
  */
 export async function startDispatcher(
   config: Config,
@@ -31,8 +34,15 @@ export async function startDispatcher(
     databaseUrl: config.databaseUrl,
     retryDelaysMs: config.webhooks.retryDelaysMs,
     intervalMs: config.webhooks.relayIntervalMs,
-    sweepIntervalMs: config.webhooks.sweepIntervalMs,
     logger,
+  });
+  const maintenance = await startScheduledJobs({
+    connection,
+    prefix: config.queuePrefix,
+    queueName: MAINTENANCE_QUEUE,
+    jobs: maintenanceJobs({ db, queue, config }),
+    logger,
+    lockDurationMs: MAINTENANCE_LOCK_MS,
   });
   const server = options.metrics === false ? null : serveMetrics(metrics, config.metricsPort, logger);
   logger.info(
@@ -43,8 +53,8 @@ export async function startDispatcher(
   return {
     async stop() {
       await stopRelay();
-      // Lets in-flight attempts finish and record themselves; unfinished jobs go back to the queue.
-      await worker.close();
+      // Lets in-flight attempts and a running sweep finish; unfinished jobs go back to the queue.
+      await Promise.all([worker.close(), maintenance.close(config.shutdownGraceMs)]);
       await queue.close();
       server?.close();
       await Promise.allSettled([db.$disconnect(), connection.quit()]);

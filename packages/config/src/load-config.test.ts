@@ -59,6 +59,22 @@ describe('loadConfig', () => {
     expect(config.requestTimeoutMs).toBe(config.dbTimeouts.connectTimeoutMs + config.dbTimeouts.transactionTimeoutMs);
   });
 
+  it('when nothing is set, then the lifecycle worker sweeps every minute and answers health checks on 9465', () => {
+    const config = loadConfig({});
+
+    expect(config.unpaidBookingSweepSeconds).toBe(60);
+    expect(config.unpaidBookingExpirySeconds).toBe(86_400);
+    expect(config.workerHealthPort).toBe(9465);
+    expect(config.webhooks.sweepIntervalMs).toBe(30_000);
+  });
+
+  it('when the background work settings are given, then they override the defaults', () => {
+    const config = loadConfig({ UNPAID_BOOKING_SWEEP_SECONDS: '5', WORKER_HEALTH_PORT: '9500' });
+
+    expect(config.unpaidBookingSweepSeconds).toBe(5);
+    expect(config.workerHealthPort).toBe(9500);
+  });
+
   it('when REQUEST_TIMEOUT_MS is not above DB_CONNECT_TIMEOUT_MS, then it refuses to start', () => {
     expect(configErrorOf(() => loadConfig({ REQUEST_TIMEOUT_MS: '5000' }))).toContain('REQUEST_TIMEOUT_MS:');
     expect(loadConfig({ REQUEST_TIMEOUT_MS: '3000', DB_CONNECT_TIMEOUT_MS: '1000' }).requestTimeoutMs).toBe(3_000);
@@ -100,6 +116,8 @@ describe('loadConfig', () => {
     ['RATE_LIMIT_HOLDS_PER_MINUTE', '0'],
     ['RATE_LIMIT_BOOKINGS_PER_MINUTE', 'ten'],
     ['IDEMPOTENCY_TTL_SECONDS', ''],
+    ['UNPAID_BOOKING_SWEEP_SECONDS', '0'],
+    ['WORKER_HEALTH_PORT', 'nine'],
     ['NODE_ENV', 'staging'],
     ['LOG_LEVEL', 'loud'],
     ['REDIS_URL', 'not a url'],

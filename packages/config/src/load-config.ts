@@ -75,6 +75,10 @@ const specs = {
     default: 86_400,
     desc: 'Held bookings nobody paid for are cancelled this long after their hold expired',
   }),
+  UNPAID_BOOKING_SWEEP_SECONDS: positiveInt({
+    default: 60,
+    desc: 'How often the lifecycle worker looks for held bookings to cancel',
+  }),
   IDEMPOTENCY_TTL_SECONDS: positiveInt({ default: 600, desc: 'How long an Idempotency-Key response is replayed' }),
   IDEMPOTENCY_IN_FLIGHT_SECONDS: positiveInt({
     default: 60,
@@ -124,7 +128,7 @@ const specs = {
   }),
   WEBHOOK_SWEEP_INTERVAL_MS: positiveInt({
     default: 30_000,
-    desc: 'How often the relay re-queues pending deliveries that lost their job (those older than twice this)',
+    desc: 'How often the dispatchers re-queue pending deliveries that lost their job (those older than twice this)',
   }),
   QUEUE_DASHBOARD_PASSWORD: str({
     default: '',
@@ -132,6 +136,7 @@ const specs = {
   }),
   QUEUE_PREFIX: str({ default: 'booking', desc: 'Redis key prefix of the BullMQ queues (one per deployment)' }),
   METRICS_PORT: port({ default: 9464, desc: "Port of the dispatcher's Prometheus /metrics" }),
+  WORKER_HEALTH_PORT: port({ default: 9465, desc: "Port of the lifecycle worker's /healthz" }),
   BODY_LIMIT_BYTES: positiveInt({ default: 64 * 1024, desc: 'Largest accepted request body' }),
   DB_POOL_SIZE: positiveInt({ default: 10, desc: 'PostgreSQL connections per process' }),
   DB_CONNECT_TIMEOUT_MS: positiveInt({
@@ -220,6 +225,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     holdTtlSeconds: parsed.HOLD_TTL_SECONDS,
     bookingTokenTtlSeconds: parsed.BOOKING_TOKEN_TTL_SECONDS,
     unpaidBookingExpirySeconds: parsed.UNPAID_BOOKING_EXPIRY_SECONDS,
+    unpaidBookingSweepSeconds: parsed.UNPAID_BOOKING_SWEEP_SECONDS,
     idempotencyTtlSeconds: parsed.IDEMPOTENCY_TTL_SECONDS,
     idempotencyInFlightSeconds: parsed.IDEMPOTENCY_IN_FLIGHT_SECONDS,
     rateLimits: {
@@ -247,6 +253,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     queuePrefix: parsed.QUEUE_PREFIX,
     queueDashboardPassword: parsed.QUEUE_DASHBOARD_PASSWORD,
     metricsPort: parsed.METRICS_PORT,
+    workerHealthPort: parsed.WORKER_HEALTH_PORT,
     bodyLimitBytes: parsed.BODY_LIMIT_BYTES,
     dbPoolSize: parsed.DB_POOL_SIZE,
     dbTimeouts: {

@@ -4,14 +4,13 @@ import type { DeliveryQueue } from '@booking/webhook-queue';
 import type { Logger } from 'pino';
 import { Client } from 'pg';
 import { relayOutbox } from './relay-outbox';
-import { sweepUnqueued } from './sweep-unqueued';
 
 const LISTEN_RETRY_MS = 5_000;
 
 /**
  * Runs the relay: wakes on PostgreSQL notifications from committed events (low latency) and on
- * a timer (in case a notification was missed or the listener was reconnecting), drains the
- * outbox batch by batch, and sweeps for unqueued deliveries now and then. Returns a stop function.
+ * a timer (in case a notification was missed or the listener was reconnecting), and drains the
+ * outbox batch by batch. Returns a stop function.
  */
 export async function startOutboxRelay(deps: {
   db: Db;
@@ -19,22 +18,15 @@ export async function startOutboxRelay(deps: {
   databaseUrl: string;
   retryDelaysMs: number[];
   intervalMs: number;
-  sweepIntervalMs: number;
   logger: Logger;
 }): Promise<() => Promise<void>> {
   let stopped = false;
   let running: Promise<void> | null = null;
   let again = false;
-  let lastSweep = 0;
 
   const drain = async () => {
     while (!stopped && (await relayOutbox(deps.db, deps.queue, deps.retryDelaysMs)) > 0) {
       // keep going until the outbox is empty
-    }
-    if (!stopped && Date.now() - lastSweep > deps.sweepIntervalMs) {
-      lastSweep = Date.now();
-      const swept = await sweepUnqueued(deps.db, deps.queue, deps.retryDelaysMs, deps.sweepIntervalMs * 2);
-      if (swept > 0) deps.logger.warn({ swept }, 'queued deliveries that had lost their job');
     }
   };
   // One drain at a time; a wake-up during a drain runs one more after it.

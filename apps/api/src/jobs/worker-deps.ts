@@ -1,0 +1,39 @@
+import type { Config } from '@booking/config';
+import { createPrismaClient, createRedis, type Db, type Redis } from '@booking/db';
+import { createLogger, type Logger } from '@booking/logging';
+import { queueConnection } from '@booking/webhook-queue';
+import { HoldStore } from '../holds/hold-store';
+
+/** What lifecycle jobs run on: the use cases' dependencies, without HTTP. Made once per worker process. */
+export interface WorkerDeps {
+  config: Config;
+  db: Db;
+  /** For the use cases' Redis work (holds); fails fast like the API's. */
+  redis: Redis;
+  holds: HoldStore;
+  logger: Logger;
+  /** The job queue's connection, which waits for Redis instead of failing, as BullMQ workers need. */
+  queueRedis: Redis;
+}
+
+export function createWorkerDeps(config: Config): WorkerDeps {
+  const logger = createLogger(config.logLevel, 'worker');
+  const redis = createRedis(config.redisUrl, config.redisTimeouts);
+  redis.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
+  const queueRedis = queueConnection(config.redisUrl);
+  queueRedis.on('error', (error: Error) => logger.warn({ err: error }, 'queue redis connection error'));
+  return {
+    config,
+    db: createPrismaClient(config.databaseUrl, { poolSize: config.dbPoolSize, ...config.dbTimeouts }),
+    redis,
+    holds: new HoldStore(redis, config.holdTtlSeconds, logger),
+    logger,
+    queueRedis,
+  };
+}
+
+export async function closeWorkerDeps(deps: WorkerDeps): Promise<void> {
+  // QUIT needs an answer; from a Redis that gives none the connection is dropped instead.
+  const quit = (redis: Redis) => redis.quit().catch(() => redis.disconnect());
+  await Promise.allSettled([deps.db.$disconnect(), quit(deps.redis), quit(deps.queueRedis)]);
+}

@@ -1,0 +1,86 @@
+import path from 'node:path';
+import type { DemoTenant } from '@booking/db';
+import {
+  createIsolatedDatabase,
+  createTestApp,
+  freePort,
+  heldBooking,
+  killAllServiceProcesses,
+  seedTenant,
+  sleep,
+  startServiceProcess,
+  waitUntil,
+  type TestApp,
+} from '@booking/test-kit';
+import { Queue } from 'bullmq';
+import { LIFECYCLE_QUEUE } from '../src/jobs/lifecycle-jobs';
+
+// The lifecycle worker as its own OS process (`pnpm start:worker`). The expiry job covers every
+// tenant, so this file has a database and a queue prefix of its own.
+describe('the lifecycle worker process', () => {
+  let isolated: Awaited<ReturnType<typeof createIsolatedDatabase>>;
+  let t: TestApp;
+  let demo: DemoTenant;
+
+  beforeAll(async () => {
+    isolated = await createIsolatedDatabase();
+    t = createTestApp({ ...isolated.env, HOLD_TTL_SECONDS: '1' });
+    demo = await seedTenant(t.deps);
+  });
+  afterAll(async () => {
+    await killAllServiceProcesses();
+    const queue = new Queue(LIFECYCLE_QUEUE, { connection: t.deps.queueRedis, prefix: isolated.env.QUEUE_PREFIX });
+    await queue.obliterate({ force: true });
+    await queue.close();
+    await t.close();
+    await isolated.drop();
+  });
+
+  it('when a held booking outlives its hold and grace unpaid, then the worker cancels it, and SIGTERM stops the worker cleanly', async () => {
+    const held = await heldBooking(t, demo, { guests: 1 });
+    const status = async () => (await t.deps.db.booking.findUniqueOrThrow({ where: { id: held.booking_id } })).status;
+    await sleep(2_500); // the hold (1 s) and the grace (1 s) run out; the API itself cancels nothing
+    expect(await status()).toBe('held');
+
+    const healthPort = await freePort();
+    const worker = await startServiceProcess({
+      name: 'lifecycle worker',
+      entry: path.join('apps', 'api', 'src', 'jobs', 'worker-main.ts'),
+      env: {
+        ...isolated.env,
+        UNPAID_BOOKING_EXPIRY_SECONDS: '1',
+        UNPAID_BOOKING_SWEEP_SECONDS: '1',
+        WORKER_HEALTH_PORT: String(healthPort),
+        LOG_LEVEL: 'info',
+      },
+      readyUrl: `http://127.0.0.1:${healthPort}/healthz`,
+    });
+    const logged = () => worker.output.flatMap(jsonLine);
+
+    const run = await waitUntil(
+      () => logged().find((entry) => entry.job === 'expire-unpaid-bookings' && entry.cancelled === 1),
+      { timeoutMs: 15_000, what: () => `the worker to cancel the booking:\n${worker.output.join('\n')}` },
+    );
+
+    expect(run.msg).toBe('scheduled job done');
+    expect(await status()).toBe('cancelled');
+    const cancelled = await t.deps.db.event.findMany({
+      where: { entityId: held.booking_id, name: 'booking.cancelled' },
+    });
+    expect(cancelled).toHaveLength(1);
+    expect(cancelled[0]!.data).toMatchObject({ cancelled_by_user_id: null, reason: 'unpaid_hold_expired' });
+
+    await worker.stop(10_000);
+    expect(await worker.exited).toBe('exit 0');
+    expect(logged().map((entry) => entry.msg)).toContain('lifecycle worker stopped');
+  });
+});
+
+/** A log line as an object; none for other output, or a line cut short by the output buffer. */
+function jsonLine(line: string): Record<string, unknown>[] {
+  try {
+    return [JSON.parse(line) as Record<string, unknown>];
+  } catch {
+    return [];
+  }
+}
