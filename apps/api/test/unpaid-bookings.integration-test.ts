@@ -1,11 +1,14 @@
-import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import { expireHeldBookings } from '../src/bookings/expire-held-bookings';
-import { createIsolatedDatabase } from '../../../test/support/isolated-database';
-import { bookingBody, placeHold } from './support/booking-flow';
-import { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './support/test-app';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { issueGiftCard } from '../src/gift-cards/issue-gift-card';
+import {
+  createBooking,
+  createIsolatedDatabase,
+  createTestApp,
+  seedTenant,
+  type TestApp,
+  waitUntil,
+} from '@booking/test-kit';
 
 // The sweep covers every tenant, so this file has a database of its own.
 describe('held bookings nobody pays for', () => {
@@ -23,28 +26,30 @@ describe('held bookings nobody pays for', () => {
     await isolated.drop();
   });
 
-  async function book(slotIndex: number, extra: object = {}) {
-    const { experience } = kayak(demo);
-    const slotId = experience.slots[slotIndex]!.id;
-    const ip = clientIp();
-    const holdId = await placeHold(t, ip, experience, slotId, 1);
-    const res = await request(t.app)
-      .post('/api/bookings')
-      .set('X-Forwarded-For', ip)
-      .send({ ...bookingBody(demo, experience, slotId, holdId, 1), ...extra });
-    expect(res.status).toBe(201);
-    return res.body as { booking_id: string; status: string };
-  }
+  /** Resolves once PostgreSQL's clock, the one the sweep reads, is past the booking's hold expiry. */
+  const holdExpired = (bookingId: string) =>
+    waitUntil(
+      async () => {
+        const [row] = await t.deps.db.$queryRaw<{ expired: boolean }[]>`
+          SELECT hold_expires_at < now() AS expired FROM bookings WHERE id = ${bookingId}::uuid`;
+        return row!.expired;
+      },
+      { timeoutMs: 5_000, what: `the hold of booking ${bookingId} to expire` },
+    );
+
+  /** A one-guest booking of the kayak tour. */
+  const book = (slotIndex: number, giftCardCode?: string) =>
+    createBooking(t, demo, { slotIndex, guests: 1, giftCardCode });
 
   it('when a held booking outlives its hold by the grace period, then it is cancelled, its gift card part returned and booking.cancelled recorded once', async () => {
     const small = demo.gift_cards.find((card) => card.balance_cents === 500)!;
     const card = () =>
       t.deps.db.giftCard.findFirstOrThrow({ where: { tenantId: demo.tenant.id, codeLast4: small.code.slice(-4) } });
-    const unpaid = await book(1, { gift_card_code: small.code });
-    const paid = await book(2, { gift_card_code: demo.gift_cards[0]!.code });
+    const unpaid = await book(1, small.code);
+    const paid = await book(2, demo.gift_cards[0]!.code);
     expect([unpaid.status, paid.status]).toEqual(['held', 'confirmed']);
     expect((await card()).balanceCents).toBe(0);
-    await sleep(1200);
+    await holdExpired(unpaid.booking_id);
 
     const first = await expireHeldBookings(t.deps, 0);
     const second = await expireHeldBookings(t.deps, 0);
@@ -62,9 +67,31 @@ describe('held bookings nobody pays for', () => {
     expect((await t.deps.db.booking.findUniqueOrThrow({ where: { id: paid.booking_id } })).status).toBe('confirmed');
   });
 
+  it('when one run expires several bookings paid in part by gift cards, then every card gets its part back', async () => {
+    // Each booking's money locks (its payment, then its card) come after that booking's lock:
+    // a run that cancelled them all in one transaction would take them out of the lock order.
+    const currency = demo.experiences[0]!.currency;
+    const cards = await t.deps.db.$transaction((tx) =>
+      Promise.all([0, 1].map(() => issueGiftCard(tx, { tenantId: demo.tenant.id, amountCents: 300, currency }))),
+    );
+    const unpaid = [await book(4, cards[0]!.code), await book(5, cards[1]!.code)];
+    expect(unpaid.map((booking) => booking.status)).toEqual(['held', 'held']);
+    for (const booking of unpaid) await holdExpired(booking.booking_id);
+
+    expect(await expireHeldBookings(t.deps, 0)).toBe(2);
+
+    const after = await t.deps.db.giftCard.findMany({ where: { id: { in: cards.map((card) => card.id) } } });
+    expect(after.map((card) => card.balanceCents)).toEqual([300, 300]);
+    const statuses = await t.deps.db.booking.findMany({
+      where: { id: { in: unpaid.map((booking) => booking.booking_id) } },
+      select: { status: true },
+    });
+    expect(statuses.map((booking) => booking.status)).toEqual(['cancelled', 'cancelled']);
+  });
+
   it('when the grace period has not passed, then the held booking is left alone', async () => {
     const held = await book(3);
-    await sleep(1200);
+    await holdExpired(held.booking_id);
 
     await expireHeldBookings(t.deps, 3600);
 

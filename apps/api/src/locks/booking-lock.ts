@@ -1,4 +1,4 @@
-import type { Tx } from '@booking/db';
+import { Prisma, type Tx } from '@booking/db';
 import { AppError, type BookingStatus } from '@booking/domain';
 import { claimLock } from './lock-order';
 import { scopedTenant, type TenantScope } from './tenant-scope';
@@ -44,8 +44,6 @@ interface BookingRow {
   review_reason: string | null;
   reissued_gift_card_id: string | null;
   checked_in_at: Date | null;
-  customer_email: string;
-  requires_waiver: boolean;
 }
 
 /**
@@ -53,24 +51,52 @@ interface BookingRow {
  * whole, with its customer's email and whether its experience needs a waiver. Undefined when
  * the scope has no such booking.
  */
-export async function findBookingForUpdate(
+export function findBookingForUpdate(
   tx: Tx,
   bookingId: string,
   scope: TenantScope,
 ): Promise<LockedBooking | undefined> {
-  claimLock(tx, 'booking');
+  return selectBookingForUpdate(tx, bookingId, scope, Prisma.empty);
+}
+
+/**
+ * The same lock for background jobs, which must never wait on a request: a booking another
+ * transaction holds is skipped (undefined) and found again on a later run.
+ */
+export function lockBookingUnlessBusy(
+  tx: Tx,
+  bookingId: string,
+  scope: TenantScope,
+): Promise<LockedBooking | undefined> {
+  return selectBookingForUpdate(tx, bookingId, scope, Prisma.sql`SKIP LOCKED`);
+}
+
+/**
+ * The row lock takes the bookings table alone: joined to its customer, a lock that waited on a
+ * transfer (which changes customer_id) would re-check the join against the old customer and find
+ * nothing. The customer's email and the experience's waiver rule are read after the lock, by a
+ * statement that sees what the waited-on transaction committed.
+ */
+async function selectBookingForUpdate(
+  tx: Tx,
+  bookingId: string,
+  scope: TenantScope,
+  wait: Prisma.Sql,
+): Promise<LockedBooking | undefined> {
+  claimLock(tx, 'booking', bookingId);
   const tenantId = scopedTenant(scope);
   const [row] = await tx.$queryRaw<BookingRow[]>`
-    SELECT b.id, b.tenant_id, b.status::text AS status, b.experience_id, b.venue_id, b.slot_id, b.customer_id,
-           b.hold_id, b.guest_count, b.unit_price_cents, b.total_cents, b.gift_card_applied_cents, b.currency,
-           b.review_reason, b.reissued_gift_card_id, b.checked_in_at, c.email AS customer_email,
-           e.requires_waiver
-    FROM bookings b
-    JOIN customers c ON c.id = b.customer_id
-    JOIN experiences e ON e.id = b.experience_id
-    WHERE b.id = ${bookingId}::uuid AND (${tenantId}::uuid IS NULL OR b.tenant_id = ${tenantId}::uuid)
-    FOR UPDATE OF b`;
-  return row && bookingOf(row);
+    SELECT id, tenant_id, status::text AS status, experience_id, venue_id, slot_id, customer_id, hold_id,
+           guest_count, unit_price_cents, total_cents, gift_card_applied_cents, currency, review_reason,
+           reissued_gift_card_id, checked_in_at
+    FROM bookings
+    WHERE id = ${bookingId}::uuid AND (${tenantId}::uuid IS NULL OR tenant_id = ${tenantId}::uuid)
+    FOR UPDATE ${wait}`;
+  if (!row) return undefined;
+  const [context] = await tx.$queryRaw<{ customer_email: string; requires_waiver: boolean }[]>`
+    SELECT (SELECT email FROM customers WHERE id = ${row.customer_id}::uuid) AS customer_email,
+           (SELECT requires_waiver FROM experiences WHERE id = ${row.experience_id}::uuid) AS requires_waiver`;
+  return bookingOf(row, context!);
 }
 
 /** The same lock, for routes: a booking the scope does not have is 404 booking_not_found. */
@@ -80,7 +106,7 @@ export async function lockBooking(tx: Tx, bookingId: string, scope: TenantScope)
   return booking;
 }
 
-function bookingOf(row: BookingRow): LockedBooking {
+function bookingOf(row: BookingRow, context: { customer_email: string; requires_waiver: boolean }): LockedBooking {
   return {
     id: row.id,
     tenantId: row.tenant_id,
@@ -98,7 +124,7 @@ function bookingOf(row: BookingRow): LockedBooking {
     reviewReason: row.review_reason,
     reissuedGiftCardId: row.reissued_gift_card_id,
     checkedInAt: row.checked_in_at && new Date(row.checked_in_at),
-    customerEmail: row.customer_email,
-    requiresWaiver: row.requires_waiver,
+    customerEmail: context.customer_email,
+    requiresWaiver: context.requires_waiver,
   };
 }

@@ -1,12 +1,13 @@
 /**
- * Every row and advisory lock the API takes, each scoped to its tenant, each checked against the
- * house lock order (see lock-order.ts). Use cases lock through here and nowhere else.
+ * Every row and advisory lock the API takes, each checked against the house lock order (see
+ * lock-order.ts). Locks that find a row by an id the caller sent are scoped to a tenant; the
+ * others take ids of rows already found in the tenant (a booking's slot, payments, refund, card).
+ * Use cases lock through here and nowhere else.
  */
 export { lockRegister, lockSaleReference } from './advisory-locks';
-export { findBookingForUpdate, lockBooking, type LockedBooking } from './booking-lock';
+export { findBookingForUpdate, lockBooking, lockBookingUnlessBusy, type LockedBooking } from './booking-lock';
 export { lockCustomer, lockCustomerByEmail } from './customer-locks';
 export { lockGiftCard, lockGiftCardByCode } from './gift-card-locks';
-export { LOCK_ORDER, LockOrderError, claimLock, type LockKind } from './lock-order';
 export {
   lockCardPayment,
   lockGiftCardPayments,

@@ -26,6 +26,14 @@ describe('lock order', () => {
     expect(() => claimLock(tx, 'refund')).toThrow('lock order violated: refund taken after slot');
   });
 
+  it('when a transaction locks again a row it holds, then the claim passes whatever it locked since', () => {
+    const tx = transaction();
+    claimLock(tx, 'booking', 'b1');
+    claimLock(tx, 'refund', 'r1');
+    expect(() => claimLock(tx, 'booking', 'b1')).not.toThrow();
+    expect(() => claimLock(tx, 'booking', 'b2')).toThrow('lock order violated: booking taken after refund');
+  });
+
   it('when two transactions interleave, then each is checked against its own locks only', () => {
     const first = transaction();
     const second = transaction();

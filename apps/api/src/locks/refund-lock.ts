@@ -12,7 +12,7 @@ export interface LockedRefund {
 
 /** Locks a refund row; the caller holds its booking's lock. */
 export async function lockRefund(tx: Tx, refundId: string): Promise<LockedRefund | undefined> {
-  claimLock(tx, 'refund');
+  claimLock(tx, 'refund', refundId);
   const [row] = await tx.$queryRaw<
     {
       id: string;

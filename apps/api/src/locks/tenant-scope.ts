@@ -1,8 +1,9 @@
 /**
  * Whose rows a lock may find. Operator and customer routes pass their tenant, so another
- * tenant's row is simply not found. `anyTenant` is for callers authenticated some other way:
- * signature-verified provider notifications and the worker's cross-tenant jobs, which read the
- * tenant from the row itself.
+ * tenant's row is simply not found. `anyTenant` is for callers authenticated some other way
+ * (signature-verified provider notifications, the worker's cross-tenant jobs, which read the
+ * tenant from the row itself) and for locking again a row this request already found in its
+ * tenant.
  */
 export type TenantScope = { tenantId: string } | { anyTenant: true };
 
