@@ -37,7 +37,14 @@ describe('the outbox relay listening for committed events', () => {
         name: 'booking.cancelled',
         entityType: 'booking',
         entityId,
-        fields: { booking_id: entityId },
+        fields: {
+          booking_id: entityId,
+          experience_id: randomUUID(),
+          venue_id: randomUUID(),
+          slot_id: randomUUID(),
+          customer_email: 'guest@example.com',
+          cancelled_by_user_id: null,
+        },
       }),
     );
     return entityId;

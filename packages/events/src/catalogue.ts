@@ -1,3 +1,5 @@
+import type { RecordedEventName } from './payloads';
+
 /**
  * Events this service records, with the `schema_version` each is delivered at. Version 2 is the
  * spec's current booking schema (the confirmed-booking sample carries 2).
@@ -23,7 +25,7 @@ export const EVENT_SCHEMA_VERSIONS = {
   'customer.updated': 1,
   // Not operator-subscribable (the spec leaves it out of the catalogue), recorded all the same.
   'booking.checked_in': 2,
-} as const;
+} as const satisfies Record<RecordedEventName, number>;
 
 export type EventName = keyof typeof EVENT_SCHEMA_VERSIONS;
 

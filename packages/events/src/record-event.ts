@@ -1,30 +1,40 @@
 import { randomUUID } from 'node:crypto';
 import type { Prisma, Tx } from '@booking/db';
 import { sealSecret } from '@booking/signing';
-import { EVENT_SCHEMA_VERSIONS, type EventName } from './catalogue';
+import { EVENT_SCHEMA_VERSIONS } from './catalogue';
+import { assertRecordedFields } from './payloads/check-fields';
+import type { EVENT_ENTITY, EventFields, EventSecretFields, RecordedEventName } from './payloads';
+
+/** `F` with no property beyond those of `T`: an extra field is a compile error, even from a spread. */
+type Exactly<T, F> = F & Record<Exclude<keyof F, keyof T>, never>;
 
 /**
  * Data fields that are bearer secrets. They are delivered like any other field, but the outbox
  * keeps them sealed with `secretKey` (WEBHOOK_SECRET_KEY): whoever reads the events table or a
- * backup of it reads no code that spends money.
+ * backup of it reads no code that spends money. Required exactly for the events that have them.
  */
-type SecretFields = { secretFields?: undefined } | { secretFields: Record<string, string>; secretKey: string };
+type SecretFields<N extends RecordedEventName> = [EventSecretFields<N>] extends [never]
+  ? { secretFields?: undefined }
+  : { secretFields: EventSecretFields<N>; secretKey: string };
 
 /**
  * Writes an event to the outbox inside the caller's transaction, so the event exists if and only
- * if the change it describes committed. The webhook dispatcher delivers it later.
+ * if the change it describes committed. The webhook dispatcher delivers it later. `fields` are
+ * typed by the event's payload schema (payloads/): a producer can neither leave out a field the
+ * catalogue lists nor add one it does not.
  */
-export async function recordEvent(
+export async function recordEvent<N extends RecordedEventName, F extends EventFields<N>>(
   tx: Tx,
   event: {
     tenantId: string;
-    name: EventName;
-    /** The spec's subjects, plus `shift` for POS register events, which have none of them. */
-    entityType: 'booking' | 'customer' | 'wallet' | 'membership' | 'order' | 'shift';
+    name: N;
+    /** Fixed per event (EVENT_ENTITY). */
+    entityType: (typeof EVENT_ENTITY)[N];
     entityId: string;
-    fields: Record<string, Prisma.InputJsonValue | null>;
-  } & SecretFields,
+    fields: Exactly<EventFields<N>, F>;
+  } & SecretFields<N>,
 ): Promise<string> {
+  assertRecordedFields(event.name, event.fields);
   const id = randomUUID();
   const schemaVersion = EVENT_SCHEMA_VERSIONS[event.name];
   await tx.event.create({
@@ -35,13 +45,13 @@ export async function recordEvent(
       entityType: event.entityType,
       entityId: event.entityId,
       schemaVersion,
-      sealedData: event.secretFields ? sealSecret(event.secretKey, JSON.stringify(event.secretFields)) : null,
+      sealedData: sealedFields(event),
       data: {
         event_id: id,
         schema_version: schemaVersion,
         entity_type: event.entityType,
         entity_id: event.entityId,
-        ...event.fields,
+        ...(event.fields as Record<string, Prisma.InputJsonValue | null>),
       },
     },
   });
@@ -53,3 +63,7 @@ export async function recordEvent(
 
 /** The PostgreSQL notification channel the outbox relay listens on. */
 export const OUTBOX_CHANNEL = 'outbox_events';
+
+function sealedFields(event: { secretFields?: object; secretKey?: string }): string | null {
+  return event.secretFields ? sealSecret(event.secretKey!, JSON.stringify(event.secretFields)) : null;
+}

@@ -9,6 +9,8 @@ export {
 export type {
   VerifyWebhookOptions,
   WebhookEnvelope,
+  WebhookEvent,
+  WebhookTestDelivery,
   WebhookHeaders,
   WebhookVerificationFailure,
 } from './verify-webhook';

@@ -1,3 +1,4 @@
+import type { EventData, RecordedEventName } from '@booking/events/src/payloads';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /** Header names of a delivery request, lower-cased (lookups are case-insensitive). */
@@ -15,22 +16,33 @@ export const SIGNATURE_PREFIX = 'v1,';
 /** Default allowed difference between the delivery timestamp and the receiver's clock: 5 minutes. */
 export const DEFAULT_TOLERANCE_MS = 5 * 60 * 1000;
 
-/** The JSON body of every delivery. */
-export interface WebhookEnvelope {
+/** A delivery of event `N`: its `data` typed by the same schemas the service records it with. */
+export interface WebhookEvent<N extends RecordedEventName = RecordedEventName> {
   /** Delivery id (uuid); equals the X-Service-Delivery-Id header. Deduplicate on it. */
   id: string;
-  /** Event name, e.g. `booking.confirmed`. */
-  event: string;
+  /** Event name, e.g. `booking.confirmed`; narrows `data` in a `switch`. */
+  event: N;
   /** ISO 8601 date-time at which the event was emitted. */
   emitted_at: string;
-  /**
-   * Event fields. Every event carries `event_id`, `schema_version` (integer), `entity_type` and
-   * `entity_id`; the rest depends on the event (see the event catalogue).
-   */
-  data: Record<string, unknown>;
-  /** `true` only on dashboard test deliveries. */
-  _test?: boolean;
+  /** The event's fields: `event_id`, `schema_version`, `entity_type`, `entity_id` and its own. */
+  data: EventData<N>;
+  _test?: false;
 }
+
+/** A test delivery from the developer settings: only the four common fields, random ids. */
+export interface WebhookTestDelivery {
+  id: string;
+  event: string;
+  emitted_at: string;
+  data: { event_id: string; schema_version: number; entity_type: string; entity_id: string };
+  _test: true;
+}
+
+/**
+ * The JSON body of every delivery. Check `_test` first; then `switch (envelope.event)` narrows
+ * `data` to that event's fields.
+ */
+export type WebhookEnvelope = { [N in RecordedEventName]: WebhookEvent<N> }[RecordedEventName] | WebhookTestDelivery;
 
 export type WebhookVerificationFailure =
   /** A required header (delivery id, event, timestamp, signature) is absent or empty. */

@@ -1,7 +1,6 @@
 import type { Db } from '@booking/db';
 import { AppError, assertBookingAllows } from '@booking/domain';
-import { recordEvent } from '@booking/events';
-import { bookingEventSubject } from '../bookings/confirm-booking';
+import { bookingEventSubject, recordEvent } from '@booking/events';
 import { upsertBookingCustomer } from '../customers/upsert-booking-customer';
 import { lockBooking } from '../locks';
 import type { Operator } from '../operators/api-key-auth';

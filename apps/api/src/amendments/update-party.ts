@@ -1,7 +1,6 @@
 import type { Db } from '@booking/db';
 import { AppError, assertBookingAllows } from '@booking/domain';
-import { recordEvent } from '@booking/events';
-import { bookingEventSubject } from '../bookings/confirm-booking';
+import { bookingEventSubject, recordEvent } from '@booking/events';
 import { lockSlotAndCheckSeats } from '../bookings/lock-slot';
 import type { HoldStore } from '../holds/hold-store';
 import { lockBooking } from '../locks';

@@ -1,11 +1,10 @@
 import type { Db } from '@booking/db';
 import { assertBookingAllows } from '@booking/domain';
-import { recordEvent } from '@booking/events';
+import { bookingEventSubject, recordEvent } from '@booking/events';
 import { returnGiftCardPart } from '../gift-cards/return-gift-card-part';
 import type { HoldStore } from '../holds/hold-store';
 import { lockBooking } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
-import { loadBookingEventSubject } from './confirm-booking';
 
 /**
  * Cancels a held or confirmed booking of the operator's tenant. No refund is issued (refunds are
@@ -28,7 +27,7 @@ export async function cancelBooking(deps: { db: Db; holds: HoldStore }, operator
       name: 'booking.cancelled',
       entityType: 'booking',
       entityId: bookingId,
-      fields: { ...(await loadBookingEventSubject(tx, bookingId)), cancelled_by_user_id: operator.keyId },
+      fields: { ...bookingEventSubject(booking), cancelled_by_user_id: operator.keyId },
     });
     return booking;
   });

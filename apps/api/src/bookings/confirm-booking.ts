@@ -1,5 +1,5 @@
 import type { Tx } from '@booking/db';
-import { recordEvent } from '@booking/events';
+import { bookingEventSubject, recordEvent } from '@booking/events';
 
 export interface ConfirmableBooking {
   id: string;
@@ -11,32 +11,6 @@ export interface ConfirmableBooking {
   totalCents: number;
   currency: string;
   customerEmail: string;
-}
-
-/** The fields every booking event carries about its subject. */
-export function bookingEventSubject(
-  booking: Pick<ConfirmableBooking, 'id' | 'experienceId' | 'venueId' | 'slotId' | 'customerEmail'>,
-) {
-  return {
-    booking_id: booking.id,
-    experience_id: booking.experienceId,
-    venue_id: booking.venueId,
-    slot_id: booking.slotId,
-    customer_email: booking.customerEmail,
-  };
-}
-
-/**
- * The same subject read in the producer's transaction, for producers whose booking row lock
- * reads only the columns their change needs (cancel, expiry, reissue, refunds). Read after
- * that lock, so it is the booking as the event describes it.
- */
-export async function loadBookingEventSubject(tx: Tx, bookingId: string) {
-  const booking = await tx.booking.findUniqueOrThrow({
-    where: { id: bookingId },
-    select: { id: true, experienceId: true, venueId: true, slotId: true, customer: { select: { email: true } } },
-  });
-  return bookingEventSubject({ ...booking, customerEmail: booking.customer.email });
 }
 
 /**

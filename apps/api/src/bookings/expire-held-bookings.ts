@@ -1,9 +1,8 @@
 import type { Db } from '@booking/db';
-import { recordEvent } from '@booking/events';
+import { bookingEventSubject, recordEvent } from '@booking/events';
 import { returnGiftCardPart } from '../gift-cards/return-gift-card-part';
 import type { HoldStore } from '../holds/hold-store';
 import { ANY_TENANT, lockBookingUnlessBusy } from '../locks';
-import { loadBookingEventSubject } from './confirm-booking';
 
 const BATCH = 100;
 
@@ -38,7 +37,7 @@ export async function expireHeldBookings(deps: { db: Db; holds: HoldStore }, gra
         entityType: 'booking',
         entityId: booking.id,
         fields: {
-          ...(await loadBookingEventSubject(tx, booking.id)),
+          ...bookingEventSubject(booking),
           cancelled_by_user_id: null,
           reason: 'unpaid_hold_expired',
         },

@@ -1,8 +1,7 @@
 import type { Config } from '@booking/config';
 import type { Db, Tx } from '@booking/db';
 import { AppError, assertBookingAllows } from '@booking/domain';
-import { recordEvent } from '@booking/events';
-import { loadBookingEventSubject } from '../bookings/confirm-booking';
+import { bookingEventSubject, recordEvent } from '@booking/events';
 import { lockBooking, lockSlot, lockSucceededPayments, type LockedBooking } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
 import type { ReissueGiftCardResponse } from './gift-card-schemas';
@@ -50,7 +49,7 @@ export async function reissueGiftCard(
       entityType: 'booking',
       entityId: bookingId,
       fields: {
-        ...(await loadBookingEventSubject(tx, bookingId)),
+        ...bookingEventSubject(booking),
         new_gift_card_id: card.id,
         amount_cents: paidCents,
         actor_user_id: operator.keyId,

@@ -1,8 +1,7 @@
 import type { Db } from '@booking/db';
-import { recordEvent } from '@booking/events';
+import { bookingEventSubject, recordEvent } from '@booking/events';
 import Stripe from 'stripe';
 import { returnGiftCardPart } from '../gift-cards/return-gift-card-part';
-import { loadBookingEventSubject } from '../bookings/confirm-booking';
 import type { HoldStore } from '../holds/hold-store';
 import { ANY_TENANT, findBookingForUpdate, lockPaymentByReference } from '../locks';
 
@@ -58,7 +57,7 @@ export async function refundForReview(
       name: 'booking.refunded',
       entityType: 'booking',
       entityId: bookingId,
-      fields: { ...(await loadBookingEventSubject(tx, bookingId)), amount_cents: payment.amountCents },
+      fields: { ...bookingEventSubject(booking), amount_cents: payment.amountCents },
     });
     return booking.status === 'held' ? booking : null;
   });

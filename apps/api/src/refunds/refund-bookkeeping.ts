@@ -1,6 +1,5 @@
 import type { Tx } from '@booking/db';
-import { recordEvent } from '@booking/events';
-import { loadBookingEventSubject } from '../bookings/confirm-booking';
+import { bookingEventSubject, recordEvent } from '@booking/events';
 import { lockRefund, type LockedBooking } from '../locks';
 
 /** A hold to drop once the transaction committed: a held booking that became refunded. */
@@ -134,7 +133,7 @@ export async function bookSucceededRefund(
       name: 'booking.refunded',
       entityType: 'booking',
       entityId: booking.id,
-      fields: { ...(await loadBookingEventSubject(tx, booking.id)), amount_cents: refundTotalCents },
+      fields: { ...bookingEventSubject(booking), amount_cents: refundTotalCents },
     });
   }
 
