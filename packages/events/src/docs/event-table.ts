@@ -1,4 +1,4 @@
-import type { TObject, TSchema } from '@sinclair/typebox';
+import { OptionalKind, type TObject, type TSchema } from '@sinclair/typebox';
 import { EVENT_SCHEMA_VERSIONS, SUBSCRIBABLE_EVENTS } from '../catalogue';
 import { EVENT_ENTITY, EVENT_FIELDS, EVENT_SECRET_FIELDS, type RecordedEventName } from '../payloads';
 
@@ -13,7 +13,7 @@ function describeField(name: string, schema: TSchema, sealed: boolean): string {
   const notes = [literals.join(' or '), schema.description]
     .concat(sealed ? ['sealed in the outbox, opened only to send'] : [])
     .filter(Boolean);
-  const optional = (schema as { [key: symbol]: unknown })[Symbol.for('TypeBox.Optional')] === 'Optional';
+  const optional = OptionalKind in schema;
   return `\`${name}\`${optional ? '?' : ''}${notes.length ? ` (${notes.join('; ')})` : ''}`;
 }
 
