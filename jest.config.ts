@@ -22,6 +22,8 @@ const config: Config = {
       displayName: 'integration',
       testMatch: ['<rootDir>/{apps,packages,test}/**/*.integration-test.ts'],
       globalSetup: '<rootDir>/test/global-setup.ts',
+      // Fails a test when an answer it received does not conform to the OpenAPI document.
+      setupFilesAfterEnv: ['<rootDir>/test/response-conformance-setup.ts'],
     },
   ],
 };

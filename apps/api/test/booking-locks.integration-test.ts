@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import { recordProviderAnswer } from '../src/refunds/create-refund';
@@ -137,7 +138,7 @@ describe('booking locks', () => {
     const blocker = await blockWithTransfer(booked.booking_id, otherCustomer);
     const recording = recordProviderAnswer(t.deps, booked.booking_id, refundId, {
       status: 'succeeded',
-      providerRefundId: 're_review_1',
+      providerRefundId: `re_${randomUUID()}`,
     }).then(
       (body) => ({ ok: body.status }),
       (error: unknown) => ({ error: (error as { code?: string }).code ?? String(error) }),

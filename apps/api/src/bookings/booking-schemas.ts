@@ -1,4 +1,5 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { BOOKING_STATUSES } from '@booking/domain';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 const Customer = Type.Object(
   {
@@ -60,3 +61,85 @@ export const BookingResponse = Type.Object(
   { $id: 'BookingResponse' },
 );
 export type BookingResponse = Static<typeof BookingResponse>;
+
+export const CheckInByTokenRequest = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 2048, description: 'signed check-in token from the booking QR' }) },
+  { additionalProperties: false, $id: 'CheckInByTokenRequest' },
+);
+export type CheckInByTokenRequest = Static<typeof CheckInByTokenRequest>;
+
+const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const Uuid = Type.String({ format: 'uuid' });
+const Timestamp = Type.String({ format: 'date-time' });
+const StatusOfBooking = Type.Union(
+  BOOKING_STATUSES.map((status) => Type.Literal(status)),
+  { description: 'held (waiting for payment), confirmed, cancelled or refunded' },
+);
+
+/** A booking as operators see it: GET /api/bookings/{id} and GET /api/v1/bookings/{id}. */
+export const OperatorBooking = Type.Object(
+  {
+    booking_id: Uuid,
+    status: StatusOfBooking,
+    experience: Type.Object({ id: Uuid, name: Type.String(), slug: Type.String() }),
+    slot: Type.Object({ id: Uuid, starts_at: Timestamp, ends_at: Timestamp }),
+    venue_id: Uuid,
+    guest_count: Type.Integer({ minimum: 1 }),
+    customer: Type.Object({
+      id: Uuid,
+      email: Type.String({ description: 'a placeholder at the reserved `invalid` domain once anonymised' }),
+      first_name: Type.String(),
+      last_name: nullable(Type.String()),
+      phone: nullable(Type.String()),
+    }),
+    notes: nullable(Type.String()),
+    currency: Type.String({ minLength: 3, maxLength: 3 }),
+    unit_price_cents: Type.Integer({ minimum: 0 }),
+    addons: Type.Array(
+      Type.Object({
+        addon_id: Uuid,
+        qty: Type.Integer({ minimum: 1 }),
+        unit_price_cents: Type.Integer({ minimum: 0 }),
+      }),
+    ),
+    total_cents: Type.Integer({ minimum: 0 }),
+    gift_card_applied_cents: Type.Integer({ minimum: 0 }),
+    paid_cents: Type.Integer({ minimum: 0, description: 'sum of the succeeded payments' }),
+    payments: Type.Array(
+      Type.Object({
+        id: Uuid,
+        method: Type.Union([Type.Literal('card'), Type.Literal('gift_card'), Type.Literal('cash')]),
+        amount_cents: Type.Integer({ minimum: 0 }),
+        status: Type.Union([Type.Literal('succeeded'), Type.Literal('refunded')]),
+        provider_reference: nullable(Type.String({ description: "the provider's PaymentIntent id, for cards" })),
+        created_at: Timestamp,
+      }),
+      { description: 'oldest first' },
+    ),
+    hold_expires_at: Timestamp,
+    review_reason: nullable(
+      Type.String({ description: 'why a card payment that arrived too late is being refunded instead' }),
+    ),
+    checked_in_at: nullable(Timestamp),
+    check_in_token: Type.String({ description: 'the token of the QR code, for POST /api/bookings/check-in-by-token' }),
+    created_at: Timestamp,
+  },
+  { $id: 'OperatorBooking' },
+);
+export type OperatorBooking = Static<typeof OperatorBooking>;
+
+export const CancelBookingResponse = Type.Object(
+  { booking_id: Uuid, status: Type.Literal('cancelled') },
+  { $id: 'CancelBookingResponse' },
+);
+export type CancelBookingResponse = Static<typeof CancelBookingResponse>;
+
+export const CheckInResponse = Type.Object(
+  {
+    booking_id: Uuid,
+    checked_in_at: Timestamp,
+    already_checked_in: Type.Boolean({ description: 'true when the booking was checked in before; nothing changed' }),
+  },
+  { $id: 'CheckInResponse' },
+);
+export type CheckInResponse = Static<typeof CheckInResponse>;

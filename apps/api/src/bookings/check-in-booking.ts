@@ -5,18 +5,13 @@ import { recordEvent } from '@booking/events';
 import { TokenError, verifyToken } from '@booking/signing';
 import { lockBooking } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
-
-export interface CheckInResult {
-  booking_id: string;
-  checked_in_at: string;
-  already_checked_in: boolean;
-}
+import type { CheckInResponse } from './booking-schemas';
 
 /**
  * Sets checked_in_at once; repeating it changes nothing and records no second event. Only a
  * confirmed booking can be checked in.
  */
-export async function checkInBooking(db: Db, operator: Operator, bookingId: string): Promise<CheckInResult> {
+export async function checkInBooking(db: Db, operator: Operator, bookingId: string): Promise<CheckInResponse> {
   return db.$transaction(async (tx) => {
     const booking = await lockBooking(tx, bookingId, { tenantId: operator.tenantId });
     // Status first: a booking cancelled after its guests arrived is no longer admissible.
@@ -45,7 +40,7 @@ export async function checkInByToken(
   deps: { db: Db; config: Config },
   operator: Operator,
   token: string,
-): Promise<CheckInResult> {
+): Promise<CheckInResponse> {
   let claims;
   try {
     claims = verifyToken(deps.config.tokenSigningSecret, 'check_in', token);

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import type { AppDeps } from '../app-deps';
+import type { OperatorBooking } from '../bookings/booking-schemas';
 import { getBooking } from '../bookings/get-booking';
 import { bookingIdParam } from '../http/path-params';
 import { idParam } from '../http/path-params';
@@ -37,7 +38,7 @@ export function customerRoutes(deps: AppDeps): Router {
     res.json(await getCustomer(deps.db, operatorOf(req).tenantId, idParam(req, 'customer_not_found')));
   });
   router.get('/api/v1/bookings/:id', staff, async (req, res) => {
-    res.json(await getBooking(deps, operatorOf(req).tenantId, bookingIdParam(req)));
+    res.json((await getBooking(deps, operatorOf(req).tenantId, bookingIdParam(req))) satisfies OperatorBooking);
   });
   router.patch('/api/customers/:id', manager, async (req, res) => {
     const id = idParam(req, 'customer_not_found');

@@ -2,6 +2,7 @@ import { AppError } from '@booking/domain';
 import { Router } from 'express';
 import type { Logger } from 'pino';
 import type { AppDeps } from '../app-deps';
+import type { Liveness, Readiness } from './health-schemas';
 
 const CHECK_TIMEOUT_MS = 2000;
 
@@ -30,7 +31,7 @@ async function check(name: string, log: Logger, work: () => Promise<unknown>): P
 export function healthRoutes(deps: AppDeps): Router {
   const router = Router();
   router.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
+    res.json({ status: 'ok' } satisfies Liveness);
   });
   router.get('/readyz', async (req, res) => {
     const [postgres, redis] = await Promise.all([
@@ -38,7 +39,7 @@ export function healthRoutes(deps: AppDeps): Router {
       check('redis', req.log, () => deps.redis.ping()),
     ]);
     if (postgres !== 'ok' || redis !== 'ok') throw new AppError('service_unavailable', { postgres, redis });
-    res.json({ status: 'ready', checks: { postgres, redis } });
+    res.json({ status: 'ready', checks: { postgres, redis } } satisfies Readiness);
   });
   return router;
 }

@@ -8,8 +8,8 @@ import { timedOut } from './request-deadline';
 type StoredRecord =
   { state: 'in_flight'; fingerprint: string } | { state: 'done'; fingerprint: string; status: number; sealed: string };
 
-const MAX_KEY_LENGTH = 255;
-const KEY_FORMAT = /^[\x21-\x7e]+$/;
+export const MAX_KEY_LENGTH = 255;
+export const KEY_FORMAT = /^[\x21-\x7e]+$/;
 
 /** Headers that carry who is asking: a stored answer belongs to those credentials only. */
 const CREDENTIAL_HEADERS = ['authorization', 'x-booking-token', 'x-manage-token'] as const;

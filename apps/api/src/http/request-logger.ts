@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import { redactUrl } from './redact-url';
 
-const REQUEST_ID = /^[\w.-]{1,128}$/;
+export const REQUEST_ID = /^[\w.-]{1,128}$/;
 
 /**
  * One JSON log line per request, tagged with a request id (the caller's X-Request-Id when it is

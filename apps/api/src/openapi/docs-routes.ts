@@ -5,7 +5,7 @@ import { buildOpenApiDocument } from './openapi-document';
 
 /** `/api/openapi.json` and a Swagger UI at `/api/docs`, served from local assets. */
 export function docsRoutes(deps: AppDeps): Router {
-  const document = buildOpenApiDocument(deps.config.publicBaseUrl);
+  const document = buildOpenApiDocument(deps.config);
   const router = Router();
   router.get('/api/openapi.json', (_req, res) => {
     res.json(document);

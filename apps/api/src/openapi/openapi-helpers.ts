@@ -1,25 +1,51 @@
 import type { TSchema } from '@sinclair/typebox';
+import { KEY_FORMAT, MAX_KEY_LENGTH } from '../http/idempotency';
 
-/** Building blocks for OpenAPI path items, shared by the document and each feature's fragment. */
+/** Building blocks for the features' operations (see openapi-operation.ts). */
 
 /** A reference to a component schema, by TypeBox schema (its $id) or by name. */
 export const ref = (schema: TSchema | string) => ({
   $ref: `#/components/schemas/${typeof schema === 'string' ? schema : schema.$id}`,
 });
 
-export const json = (schema: TSchema | string) => ({ content: { 'application/json': { schema: ref(schema) } } });
+/** A success response with a JSON body. */
+export const ok = (description: string, schema: TSchema) => ({
+  description,
+  content: { 'application/json': { schema: ref(schema) } },
+});
 
-/** A response in the spec's Error shape. */
-export const error = (description: string) => ({ description, ...json('Error') });
+/** A path parameter that is a uuid; an id that is not one names nothing, so it is the route's 404. */
+export const uuidPathParam = (description: string) => ({
+  name: 'id',
+  in: 'path',
+  required: true,
+  schema: { type: 'string', format: 'uuid' },
+  description,
+});
 
-/** The tenant API key security requirement. */
-export const apiKey = [{ apiKey: [] }];
+/** The `limit` and `starting_after` query parameters of a page of a list. */
+export const pageParams = (startingAfter: string) => [
+  {
+    name: 'limit',
+    in: 'query',
+    required: false,
+    schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+    description: 'items per page',
+  },
+  {
+    name: 'starting_after',
+    in: 'query',
+    required: false,
+    schema: { type: 'string', format: 'uuid' },
+    description: startingAfter,
+  },
+];
 
 /** The Idempotency-Key header parameter; `scope` says whose keys are kept apart. */
 export const idempotencyKeyParam = (scope: string) => ({
   name: 'Idempotency-Key',
   in: 'header',
   required: false,
-  schema: { type: 'string', minLength: 1, maxLength: 255 },
-  description: `${scope}. A retry with the same key and body gets the stored answer for IDEMPOTENCY_TTL_SECONDS (10 minutes; a 5xx is not stored); the same key with another body is 422, and a retry while the first request runs is 409.`,
+  schema: { type: 'string', minLength: 1, maxLength: MAX_KEY_LENGTH, pattern: KEY_FORMAT.source },
+  description: `Optional; 1 to ${MAX_KEY_LENGTH} visible ASCII characters, else 400 invalid_idempotency_key. ${scope}, and to the credentials sent. A retry with the same key and body gets the stored answer (with Idempotent-Replayed: true) for IDEMPOTENCY_TTL_SECONDS (10 minutes; a 5xx is not stored); the same key with another body is 422 idempotency_key_reused, and a retry while the first request runs is 409 idempotency_request_in_progress.`,
 });

@@ -3,13 +3,7 @@ import type { Db } from '@booking/db';
 import { AppError, assertBookingAllows } from '@booking/domain';
 import { TokenError, verifyToken } from '@booking/signing';
 import Stripe from 'stripe';
-
-export interface PaymentIntentResponse {
-  client_secret: string;
-  publishable_key: string;
-  amount_cents: number;
-  currency: string;
-}
+import type { PaymentIntentResponse } from './payment-schemas';
 
 /**
  * The tenant of the booking `token` was issued for, or 401. Runs before anything else on the

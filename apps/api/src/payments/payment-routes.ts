@@ -6,6 +6,7 @@ import { idempotencyFor } from '../http/idempotency';
 import { bookingIdParam } from '../http/path-params';
 import { authenticateBookingToken, createPaymentIntent } from './create-payment-intent';
 import { handlePaymentSucceeded } from './handle-payment-succeeded';
+import type { PaymentIntentResponse, StripeWebhookResponse } from './payment-schemas';
 import { reconcileProviderRefunds } from '../refunds/reconcile-provider-refunds';
 
 export function paymentIntentRoutes(deps: AppDeps): Router {
@@ -23,7 +24,8 @@ export function paymentIntentRoutes(deps: AppDeps): Router {
     },
     once('payment-intent'),
     async (_req, res) => {
-      res.json(await createPaymentIntent(deps, res.locals.payable as { bookingId: string; tenantId: string }));
+      const payable = res.locals.payable as { bookingId: string; tenantId: string };
+      res.json((await createPaymentIntent(deps, payable)) satisfies PaymentIntentResponse);
     },
   );
   return router;
@@ -58,7 +60,7 @@ export function stripeWebhookRoutes(deps: AppDeps): Router {
       ) {
         await reconcileProviderRefunds({ db: deps.db, holds: deps.holds, stripe }, event);
       }
-      res.json({ received: true });
+      res.json({ received: true } satisfies StripeWebhookResponse);
     },
   );
   return router;

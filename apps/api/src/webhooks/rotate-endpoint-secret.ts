@@ -7,7 +7,7 @@ import { findEndpoint } from './find-endpoint';
 const ROTATION_GRACE_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** A new secret, shown once; the old one keeps signing X-Service-Signature-Previous for 7 days. */
-export async function rotateSecret(deps: { db: Db; config: Config }, tenantId: string, id: string) {
+export async function rotateEndpointSecret(deps: { db: Db; config: Config }, tenantId: string, id: string) {
   const endpoint = await findEndpoint(deps.db, tenantId, id);
   const secret = generateWebhookSecret();
   const rotated = await deps.db.webhookEndpoint.update({

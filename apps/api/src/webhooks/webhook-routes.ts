@@ -12,9 +12,21 @@ import { listEndpoints } from './list-endpoints';
 import { recoverDeliveries } from './recover-deliveries';
 import { redeliver } from './redeliver';
 import { resumeEndpoint } from './resume-endpoint';
-import { rotateSecret } from './rotate-endpoint-secret';
+import { rotateEndpointSecret } from './rotate-endpoint-secret';
 import { sendTestDelivery } from './send-test-delivery';
-import { CreateEndpointRequest, DeliveriesQuery, RecoverRequest, TestDeliveryRequest } from './webhook-schemas';
+import {
+  CreateEndpointRequest,
+  DeliveriesQuery,
+  RecoverRequest,
+  TestDeliveryRequest,
+  type RecoverResponse,
+  type RedeliverResponse,
+  type ResumedWebhookEndpoint,
+  type TestDeliveryResponse,
+  type WebhookDeliveryList,
+  type WebhookEndpoint,
+  type WebhookEndpointList,
+} from './webhook-schemas';
 
 const parseCreate = createParser(CreateEndpointRequest);
 const parseTest = createParser(TestDeliveryRequest);
@@ -33,41 +45,46 @@ export function webhookRoutes(deps: AppDeps): Router {
   const endpointId = (req: Request) => idParam(req, 'webhook_endpoint_not_found');
 
   router.post('/api/webhooks/endpoints', write, async (req, res) => {
-    res.status(201).json(await createEndpoint(deps, tenant(req), parseCreate(req.body)));
+    res.status(201).json((await createEndpoint(deps, tenant(req), parseCreate(req.body))) satisfies WebhookEndpoint);
   });
   router.get('/api/webhooks/endpoints', read, async (req, res) => {
-    res.json(await listEndpoints(deps.db, tenant(req)));
+    res.json((await listEndpoints(deps.db, tenant(req))) satisfies WebhookEndpointList);
   });
   router.get('/api/webhooks/endpoints/:id', read, async (req, res) => {
-    res.json(endpointView(await findEndpoint(deps.db, tenant(req), endpointId(req))));
+    res.json(endpointView(await findEndpoint(deps.db, tenant(req), endpointId(req))) satisfies WebhookEndpoint);
   });
   router.delete('/api/webhooks/endpoints/:id', write, async (req, res) => {
     await deleteEndpoint(deps.db, tenant(req), endpointId(req));
     res.status(204).end();
   });
   router.post('/api/webhooks/endpoints/:id/rotate-secret', write, async (req, res) => {
-    res.json(await rotateSecret(deps, tenant(req), endpointId(req)));
+    res.json((await rotateEndpointSecret(deps, tenant(req), endpointId(req))) satisfies WebhookEndpoint);
   });
   router.post('/api/webhooks/endpoints/:id/resume', write, async (req, res) => {
-    res.json(await resumeEndpoint(deps, tenant(req), endpointId(req)));
+    res.json((await resumeEndpoint(deps, tenant(req), endpointId(req))) satisfies ResumedWebhookEndpoint);
   });
   router.post('/api/webhooks/endpoints/:id/test', write, async (req, res) => {
-    res.status(202).json(await sendTestDelivery(deps, tenant(req), endpointId(req), parseTest(req.body ?? {}).event));
+    const delivery = await sendTestDelivery(deps, tenant(req), endpointId(req), parseTest(req.body ?? {}).event);
+    res.status(202).json(delivery satisfies TestDeliveryResponse);
   });
   router.post('/api/webhooks/endpoints/:id/recover', write, async (req, res) => {
-    res.status(202).json(await recoverDeliveries(deps, tenant(req), endpointId(req), parseRecover(req.body).since));
+    const recovered = await recoverDeliveries(deps, tenant(req), endpointId(req), parseRecover(req.body).since);
+    res.status(202).json(recovered satisfies RecoverResponse);
   });
   router.get('/api/webhooks/endpoints/:id/deliveries', read, async (req, res) => {
     const query = parseDeliveriesQuery(req.query);
-    res.json(
-      await listDeliveries(deps.db, tenant(req), endpointId(req), {
-        limit: Number(query.limit ?? 20),
-        startingAfter: query.starting_after,
-      }),
-    );
+    const page = await listDeliveries(deps.db, tenant(req), endpointId(req), {
+      limit: Number(query.limit ?? 20),
+      startingAfter: query.starting_after,
+    });
+    res.json(page satisfies WebhookDeliveryList);
   });
   router.post('/api/webhooks/deliveries/:id/redeliver', write, async (req, res) => {
-    res.status(202).json(await redeliver(deps, tenant(req), idParam(req, 'webhook_delivery_not_found')));
+    res
+      .status(202)
+      .json(
+        (await redeliver(deps, tenant(req), idParam(req, 'webhook_delivery_not_found'))) satisfies RedeliverResponse,
+      );
   });
   return router;
 }

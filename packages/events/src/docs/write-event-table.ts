@@ -1,12 +1,13 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { format } from 'prettier';
+import { format, resolveConfig } from 'prettier';
 import { withEventTable } from './event-table';
 
 /** `pnpm docs:events`: rewrites the event data table of docs/webhooks.md from the schemas. */
 async function main() {
   const path = resolve(__dirname, '../../../../docs/webhooks.md');
-  const doc = await format(withEventTable(readFileSync(path, 'utf8')), { filepath: path });
+  const options = { ...(await resolveConfig(path)), filepath: path };
+  const doc = await format(withEventTable(readFileSync(path, 'utf8')), options);
   writeFileSync(path, doc);
 }
 

@@ -1,0 +1,72 @@
+import type { ErrorCode } from '@booking/domain';
+import type { Role } from '../operators/api-key-auth';
+
+/** Error codes an operation can answer, each with when. */
+export type Codes = Partial<Record<ErrorCode, string>>;
+
+/** Who may call an operation: its security requirements and the errors they answer. */
+export interface Access {
+  security: Record<string, string[]>[];
+  errors: Codes;
+}
+
+/**
+ * The credentials of the API. The waiver token is not among them: it travels in the path of the
+ * waiver link, where OpenAPI has no security scheme, so it is described as that path parameter.
+ */
+export const SECURITY_SCHEMES = {
+  apiKey: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'svc_<prefix>.<secret>',
+    description:
+      "A tenant API key, `Authorization: Bearer svc_<prefix>.<secret>`, issued with `pnpm keys`. Its role (staff < manager < admin) must be at least the operation's; webhook changes also need the webhooks:write scope.",
+  },
+  bookingToken: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Booking-Token',
+    description:
+      'The booking_token of POST /api/bookings: pays that booking only, for BOOKING_TOKEN_TTL_SECONDS (1 hour).',
+  },
+  manageToken: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Manage-Token',
+    description:
+      'The manage_token of POST /api/bookings: customer self-service for that booking while its customer holds it, until its slot starts. Used only when no Authorization header is sent.',
+  },
+};
+
+/** No credentials: the widget's flow, the guest's waiver, Stripe's notifications, health checks. */
+export const anonymous: Access = { security: [], errors: {} };
+
+/** A tenant API key of at least `role` (and with `scope`, when given). */
+export function apiKeyOf(role: Role, scope?: string): Access {
+  const below = role === 'staff' && !scope ? undefined : `the key's role is below ${role}`;
+  return {
+    security: [{ apiKey: [] }],
+    errors: {
+      unauthorized: 'no API key, or a malformed, unknown or revoked one',
+      ...(below && { forbidden: scope ? `${below}, or it lacks the ${scope} scope` : below }),
+    },
+  };
+}
+
+export const bookingToken: Access = {
+  security: [{ bookingToken: [] }],
+  errors: {
+    invalid_token: 'X-Booking-Token is missing, not genuine, or for another booking',
+    token_expired: 'X-Booking-Token has expired',
+  },
+};
+
+/** A manager's API key, or the customer's manage token for the booking in the path. */
+export const managerKeyOrManageToken: Access = {
+  security: [{ apiKey: [] }, { manageToken: [] }],
+  errors: {
+    ...apiKeyOf('manager').errors,
+    invalid_token: 'X-Manage-Token is not genuine, is for another booking, or its booking now has another customer',
+    token_expired: 'X-Manage-Token has expired: the slot has started',
+  },
+};
