@@ -13,7 +13,7 @@ import {
   type TestApp,
   waitUntil,
 } from '@booking/test-kit';
-import { expectBounded503s, timed, timedAll } from './support/fault-figures';
+import { expectBounded503s, timed, timedAll, timedSince } from './support/fault-figures';
 
 // PostgreSQL that accepts connections but does not answer, through a TCP proxy this file owns in
 // front of the real server. Timeouts are scaled down so each case takes a few seconds; the
@@ -113,13 +113,13 @@ describe('PostgreSQL that does not answer', () => {
     const body = bookingBody(demo, experience, slot.id, holdId, 2);
 
     // The stall begins when the booking row is written: the transaction has begun and holds the slot row's lock.
-    let stalled = false;
-    void proxy.freezeOn('INSERT INTO "public"."bookings"').then(() => (stalled = true));
+    let stalledAt = 0;
+    void proxy.freezeOn('INSERT INTO "public"."bookings"').then(() => (stalledAt = Date.now()));
     const answer = await timed(() => request(app.app).post('/api/bookings').set('X-Forwarded-For', ip).send(body));
 
-    expect(stalled).toBe(true);
+    expect(stalledAt).toBeGreaterThan(0);
     // The client gives up on the statement's answer, closes the connection and the request fails.
-    expectBounded503s([answer], QUERY_TIMEOUT_MS + MARGIN_MS);
+    expectBounded503s([timedSince(answer, stalledAt)], QUERY_TIMEOUT_MS + MARGIN_MS);
     // PostgreSQL ends the session left idle in its transaction (DB_TRANSACTION_TIMEOUT_MS) and the lock goes.
     await waitUntil(() => slotRowIsFree(slot.id), {
       timeoutMs: Number(TIMEOUTS.DB_TRANSACTION_TIMEOUT_MS) + 1_000,
@@ -154,12 +154,12 @@ describe('PostgreSQL that does not answer', () => {
     const book = () =>
       request(app.app).post('/api/bookings').set('X-Forwarded-For', ip).set('Idempotency-Key', holdId).send(body);
 
-    let stalled = false;
-    void proxy.freezeOn('COMMIT').then(() => (stalled = true));
+    let stalledAt = 0;
+    void proxy.freezeOn('COMMIT').then(() => (stalledAt = Date.now()));
     const answer = await timed(book);
 
-    expect(stalled).toBe(true);
-    expectBounded503s([answer], QUERY_TIMEOUT_MS + MARGIN_MS);
+    expect(stalledAt).toBeGreaterThan(0);
+    expectBounded503s([timedSince(answer, stalledAt)], QUERY_TIMEOUT_MS + MARGIN_MS);
     // The COMMIT was sent before the answer: it is in doubt until the server gets it or ends the session.
     proxy.resume();
     const committed = await waitUntil(

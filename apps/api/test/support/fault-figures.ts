@@ -1,16 +1,26 @@
 import type { Response } from 'supertest';
 
-/** A response and how long it took, in milliseconds. */
+/** A response, how long it took and when it ended, in milliseconds. */
 export interface Timed {
   res: Response;
   ms: number;
+  endedAt: number;
 }
 
 /** Sends a request (a supertest Test, which runs once awaited) and times it. */
 export async function timed(send: () => PromiseLike<Response>): Promise<Timed> {
   const started = Date.now();
   const res = await send();
-  return { res, ms: Date.now() - started };
+  const endedAt = Date.now();
+  return { res, ms: endedAt - started, endedAt };
+}
+
+/**
+ * The same answer timed from `since` (the moment a stall began) rather than from the request's
+ * start, so the bound covers the timeout alone and not the statements that ran before the stall.
+ */
+export function timedSince(answer: Timed, since: number): Timed {
+  return { ...answer, ms: answer.endedAt - since };
 }
 
 /** Sends `count` requests at once and times each. */
