@@ -7,3 +7,13 @@ export { seedDemoTenant } from './seed/demo-tenant';
 export type { DemoTenant } from './seed/demo-tenant';
 export { Prisma } from './generated/client';
 export { BookingStatus, ApiKeyRole } from './generated/enums';
+export type {
+  OrderChannel,
+  OrderKind,
+  OrderStatus,
+  TenderType,
+  TenderStatus,
+  WalletEntryKind,
+  WalletLotSource,
+  WalletTokenKind,
+} from './generated/enums';
