@@ -23,6 +23,16 @@ export const EVENT_SCHEMA_VERSIONS = {
   'shift.closed': 1,
   'customer.created': 1,
   'customer.updated': 1,
+  'order.created': 1,
+  'order.confirmed': 1,
+  'order.cancelled': 1,
+  'wallet.funded': 1,
+  'wallet.spent': 1,
+  'wallet.refunded': 1,
+  'wallet.funding_returned': 1,
+  'wallet.refund_review_required': 1,
+  'wallet.expired': 1,
+  'wallet.access_changed': 1,
   // Not operator-subscribable (the spec leaves it out of the catalogue), recorded all the same.
   'booking.checked_in': 2,
 } as const satisfies Record<RecordedEventName, number>;

@@ -47,14 +47,18 @@ describe('event payloads at run time (tests only)', () => {
 
   it('when a producer records what the catalogue lists, then the check passes', () => {
     expect(typeof typedProducers).toBe('function');
-    expect(() => assertRecordedFields('booking.created', fields)).not.toThrow();
+    expect(() => assertRecordedFields('booking.created', 'booking', fields)).not.toThrow();
   });
 
   it('when a field is missing, extra or malformed, then recording fails naming it', () => {
     const { guest_count: _left, ...missing } = fields;
-    expect(() => assertRecordedFields('booking.created', missing)).toThrow(/guest_count/);
-    expect(() => assertRecordedFields('booking.created', { ...fields, notes: 'x' })).toThrow(/booking.created/);
-    expect(() => assertRecordedFields('booking.created', { ...fields, slot_id: 'slot-1' })).toThrow(/slot_id/);
+    expect(() => assertRecordedFields('booking.created', 'booking', missing)).toThrow(/guest_count/);
+    expect(() => assertRecordedFields('booking.created', 'booking', { ...fields, notes: 'x' })).toThrow(
+      /booking.created/,
+    );
+    expect(() => assertRecordedFields('booking.created', 'booking', { ...fields, slot_id: 'slot-1' })).toThrow(
+      /slot_id/,
+    );
   });
 
   it('when a delivered event is described, then it has the common fields, its sealed ones and, for customers, the contact', () => {

@@ -3,7 +3,7 @@ import type { Prisma, Tx } from '@booking/db';
 import { sealSecret } from '@booking/signing';
 import { EVENT_SCHEMA_VERSIONS } from './catalogue';
 import { assertRecordedFields } from './payloads/check-fields';
-import type { EVENT_ENTITY, EventFields, EventSecretFields, RecordedEventName } from './payloads';
+import type { EntityOf, EventFields, EventSecretFields, RecordedEventName } from './payloads';
 
 /** `F` with no property beyond those of `T`: an extra field is a compile error, even from a spread. */
 type Exactly<T, F> = F & Record<Exclude<keyof F, keyof T>, never>;
@@ -28,13 +28,13 @@ export async function recordEvent<N extends RecordedEventName, F extends EventFi
   event: {
     tenantId: string;
     name: N;
-    /** Fixed per event (EVENT_ENTITY). */
-    entityType: (typeof EVENT_ENTITY)[N];
+    /** Fixed per event, or one of a few (EVENT_ENTITY). */
+    entityType: EntityOf<N>;
     entityId: string;
     fields: Exactly<EventFields<N>, F>;
   } & SecretFields<N>,
 ): Promise<string> {
-  assertRecordedFields(event.name, event.fields);
+  assertRecordedFields(event.name, event.entityType, event.fields);
   const id = randomUUID();
   const schemaVersion = EVENT_SCHEMA_VERSIONS[event.name];
   await tx.event.create({

@@ -4,7 +4,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  * What a token is for. The purpose is part of the signed text, so a token made for one purpose
  * (say a check-in QR) is never accepted for another (say paying a booking).
  */
-export type TokenPurpose = 'booking' | 'check_in' | 'waiver' | 'manage';
+export type TokenPurpose = 'booking' | 'check_in' | 'waiver' | 'manage' | 'order';
 
 export type TokenFailure = 'invalid' | 'expired';
 
@@ -31,7 +31,8 @@ const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const SINGLE_UUID = new RegExp(`^${UUID}$`, 'i');
 
 /**
- * The subject each purpose is issued for: a booking id, or for manage links `<bookingId>:<customerId>`.
+ * The subject each purpose is issued for: a booking id, an order id (`order`: the buyer's view of
+ * an online order), or for manage links `<bookingId>:<customerId>`.
  * Checked on every verification, so callers can hand the subject straight to queries on uuid
  * columns: a genuinely signed token whose subject has another shape (say one signed by hand with
  * a leaked or test secret) is invalid rather than a database error.
@@ -41,6 +42,7 @@ const SUBJECT_FORMS: Record<TokenPurpose, RegExp> = {
   check_in: SINGLE_UUID,
   waiver: SINGLE_UUID,
   manage: new RegExp(`^${UUID}:${UUID}$`, 'i'),
+  order: SINGLE_UUID,
 };
 
 function mac(secret: string, purpose: TokenPurpose, payload: string): Buffer {

@@ -28,7 +28,7 @@ export function eventTableMarkdown(): string {
     );
     const contact = name.startsWith('customer.') ? ['+ contact fields at delivery'] : [];
     const sent = (SUBSCRIBABLE_EVENTS as readonly string[]).includes(name) ? '' : ' (recorded, not sent)';
-    return `| \`${name}\`${sent} | ${EVENT_ENTITY[name]}, ${EVENT_SCHEMA_VERSIONS[name]} | ${[...own, ...sealed, ...contact].join(', ')} |`;
+    return `| \`${name}\`${sent} | ${[EVENT_ENTITY[name]].flat().join(' or ')}, ${EVENT_SCHEMA_VERSIONS[name]} | ${[...own, ...sealed, ...contact].join(', ') || 'none besides the common ones'} |`;
   });
   return [
     '| Event | Entity type, schema version | Fields besides the common ones (`?`: only when it applies) |',

@@ -24,10 +24,21 @@ function strictSchema(name: RecordedEventName): TObject {
  * that is wrong but well typed, such as a malformed date). In production the compiler's check is
  * the one that counts, and nothing is paid at run time.
  */
-export function assertRecordedFields(name: RecordedEventName, fields: unknown): void {
+export function assertRecordedFields(name: RecordedEventName, entityType: string, fields: unknown): void {
   if (process.env.NODE_ENV !== 'test') return;
+  recordedInThisProcess.add(`${name} ${entityType}`);
   const schema = strictSchema(name);
   if (Value.Check(schema, fields)) return;
   const problems = [...Value.Errors(schema, fields)].map((error) => `${error.path || '/'} ${error.message}`);
   throw new Error(`event ${name} recorded with fields its schema refuses: ${problems.join('; ')}`);
+}
+
+const recordedInThisProcess = new Set<string>();
+
+/**
+ * Tests only: every `<event name> <entity type>` this process recorded, so the test suite can
+ * tell which catalogue events no test produced (test/emitted-events-setup.ts).
+ */
+export function eventsRecordedInThisProcess(): ReadonlySet<string> {
+  return recordedInThisProcess;
 }

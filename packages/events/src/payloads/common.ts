@@ -22,7 +22,7 @@ export const BookingSubject = {
 export const CommonFields = {
   event_id: Id('the event (the same for every endpoint and attempt)'),
   schema_version: Type.Integer({ description: 'the version of this event’s data' }),
-  entity_type: Type.String({ description: 'booking, customer, order or shift' }),
+  entity_type: Type.String({ description: 'booking, customer, wallet, order or shift' }),
   entity_id: Id('the id of the entity the event is about'),
 };
 

@@ -30,7 +30,8 @@ export const MoneyEvents = {
   }),
   'gift_card.redeemed': Type.Object({
     gift_card_id: Id(),
-    booking_id: Id(),
+    booking_id: Type.Optional(Id('when it paid a booking (entity_type booking)')),
+    order_id: Type.Optional(Id('when it paid a retail order (entity_type order)')),
     amount_cents: Cents(),
     currency: Currency,
   }),

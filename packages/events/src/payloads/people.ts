@@ -5,7 +5,7 @@ export const PeopleEvents = {
   'waiver.signed': Type.Object({ waiver_id: Id('the signature'), booking_id: Id() }),
   'customer.created': Type.Object({
     customer_id: Id(),
-    source: Type.Union([Type.Literal('booking'), Type.Literal('transfer')], {
+    source: Type.Union([Type.Literal('booking'), Type.Literal('transfer'), Type.Literal('order')], {
       description: 'what made the customer',
     }),
   }),
