@@ -95,4 +95,13 @@ export default defineConfig(
       ],
     },
   },
+  {
+    // CommonJS files are loaded by tools with require, outside any TypeScript transform.
+    files: ['**/*.cjs'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', module: 'writable', __dirname: 'readonly' },
+    },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
 );

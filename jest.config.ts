@@ -15,6 +15,8 @@ const common = {
 
 const config: Config = {
   testTimeout: 30_000,
+  // Jest's order, with the event catalogue test last (it reads what the other files recorded).
+  testSequencer: '<rootDir>/test/test-sequencer.cjs',
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,packages}/**/*.test.ts'] },
     {
@@ -22,8 +24,9 @@ const config: Config = {
       displayName: 'integration',
       testMatch: ['<rootDir>/{apps,packages,test}/**/*.integration-test.ts'],
       globalSetup: '<rootDir>/test/global-setup.ts',
-      // Fails a test when an answer it received does not conform to the OpenAPI document.
-      setupFilesAfterEnv: ['<rootDir>/test/response-conformance-setup.ts'],
+      // The first fails a test when an answer it received does not conform to the OpenAPI
+      // document; the second notes the events each file recorded, for the event catalogue test.
+      setupFilesAfterEnv: ['<rootDir>/test/response-conformance-setup.ts', '<rootDir>/test/emitted-events-setup.ts'],
     },
   ],
 };
