@@ -12,10 +12,14 @@ import { requestLogger } from './http/request-logger';
 import { docsRoutes } from './openapi/docs-routes';
 import { operatorBookingRoutes } from './bookings/operator-booking-routes';
 import { paymentIntentRoutes, stripeWebhookRoutes } from './payments/payment-routes';
+import { onlineOrderRoutes } from './online-orders/online-order-routes';
+import { orderRoutes } from './orders/order-routes';
+import { posOrderRoutes } from './pos-orders/pos-order-routes';
 import { posRoutes } from './pos/pos-routes';
 import { refundRoutes } from './refunds/refund-routes';
 import { queueDashboardRoutes } from './webhooks/queue-dashboard';
 import { webhookRoutes } from './webhooks/webhook-routes';
+import { walletRoutes } from './wallets/wallet-routes';
 import { waiverRoutes } from './waivers/waiver-routes';
 import { widgetRoutes } from './widget/widget-routes';
 
@@ -48,6 +52,10 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(giftCardRoutes(deps));
   app.use(waiverRoutes(deps));
   app.use(posRoutes(deps));
+  app.use(posOrderRoutes(deps));
+  app.use(onlineOrderRoutes(deps));
+  app.use(orderRoutes(deps));
+  app.use(walletRoutes(deps));
   app.use(refundRoutes(deps));
   app.use(paymentIntentRoutes(deps));
   app.use(webhookRoutes(deps));

@@ -14,6 +14,9 @@ import {
 } from '@booking/test-kit';
 import { Queue } from 'bullmq';
 import { LIFECYCLE_QUEUE } from '../src/jobs/lifecycle-jobs';
+import { ANY_TENANT, lockWallet } from '../src/locks';
+import { openWallet } from '../src/wallets/open-wallet';
+import { creditWallet } from '../src/wallets/wallet-ledger';
 
 // The lifecycle worker as its own OS process (`pnpm start:worker`). The expiry job covers every
 // tenant, so this file has a database and a queue prefix of its own.
@@ -36,11 +39,27 @@ describe('the lifecycle worker process', () => {
     await isolated.drop();
   });
 
-  it('when a held booking outlives its hold and grace unpaid, then the worker cancels it, and SIGTERM stops the worker cleanly', async () => {
+  it('when a held booking outlives its hold and grace unpaid, then the worker cancels it; the order and wallet jobs run too; and SIGTERM stops the worker cleanly', async () => {
     const held = await heldBooking(t, demo, { guests: 1 });
     const status = async () => (await t.deps.db.booking.findUniqueOrThrow({ where: { id: held.booking_id } })).status;
     await sleep(2_500); // the hold (1 s) and the grace (1 s) run out; the API itself cancels nothing
     expect(await status()).toBe('held');
+
+    // Wallet value whose lot expired a minute ago.
+    const customer = await t.deps.db.customer.create({
+      data: { tenantId: demo.tenant.id, email: 'expiring@example.com', firstName: 'Eve' },
+    });
+    const walletId = await t.deps.db.$transaction(async (tx) => {
+      const id = await openWallet(tx, { tenantId: demo.tenant.id, customerId: customer.id, currency: 'USD' });
+      const wallet = (await lockWallet(tx, ANY_TENANT, id))!;
+      await creditWallet(tx, wallet, {
+        kind: 'fund',
+        source: 'pos_load',
+        amountCents: 900,
+        expiresAt: new Date(Date.now() - 60_000),
+      });
+      return id;
+    });
 
     const healthPort = await freePort();
     const worker = await startServiceProcess({
@@ -50,6 +69,8 @@ describe('the lifecycle worker process', () => {
         ...isolated.env,
         UNPAID_BOOKING_EXPIRY_SECONDS: '1',
         UNPAID_BOOKING_SWEEP_SECONDS: '1',
+        ORDER_SWEEP_SECONDS: '1',
+        WALLET_EXPIRY_SWEEP_SECONDS: '1',
         WORKER_HEALTH_PORT: String(healthPort),
         LOG_LEVEL: 'info',
       },
@@ -69,6 +90,22 @@ describe('the lifecycle worker process', () => {
     });
     expect(cancelled).toHaveLength(1);
     expect(cancelled[0]!.data).toMatchObject({ cancelled_by_user_id: null, reason: 'unpaid_hold_expired' });
+
+    // The order and wallet jobs run in the same process.
+    await waitUntil(() => logged().find((entry) => entry.job === 'cancel-unpaid-orders'), {
+      timeoutMs: 15_000,
+      what: 'the unpaid-order job to run',
+    });
+    await waitUntil(() => logged().find((entry) => entry.job === 'void-abandoned-orders'), {
+      timeoutMs: 15_000,
+      what: 'the abandoned-order job to run',
+    });
+    await waitUntil(() => logged().find((entry) => entry.job === 'expire-wallet-funds' && entry.expired === 1), {
+      timeoutMs: 15_000,
+      what: 'the wallet expiry job to expire the lot',
+    });
+    const expired = await t.deps.db.event.findMany({ where: { entityId: walletId, name: 'wallet.expired' } });
+    expect(expired.map((event) => (event.data as { expired_cents: number }).expired_cents)).toEqual([900]);
 
     await worker.stop(10_000);
     expect(await worker.exited).toBe('exit 0');

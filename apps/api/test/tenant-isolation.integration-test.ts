@@ -39,6 +39,10 @@ interface TenantAResources {
   /** Another slot of the booking's experience, for a reschedule. */
   otherSlotId: string;
   checkInToken: string;
+  walletId: string;
+  tokenId: string;
+  /** A till order of A, settled with a wallet tender. */
+  orderId: string;
 }
 
 /** Path parameters by the collection segment before them: `/api/bookings/{id}/...` is A's booking. */
@@ -49,6 +53,9 @@ const PATH_RESOURCES: Record<string, (a: TenantAResources) => string> = {
   'shifts/{id}': (a) => a.shiftId,
   'endpoints/{id}': (a) => a.endpointId,
   'deliveries/{id}': (a) => a.deliveryId,
+  'orders/{id}': (a) => a.orderId,
+  'wallets/{id}': (a) => a.walletId,
+  'tokens/{tokenId}': (a) => a.tokenId,
 };
 
 interface Example {
@@ -92,11 +99,32 @@ const BODIES: Record<string, Example> = {
     make: (a) => ({ booking_id: a.bookingId, amount_cents: 100, keep_booking_active: true }),
     namesTenantA: true,
   },
+  'POST /api/pos/orders': {
+    make: (a) => ({
+      shift_id: a.shiftId,
+      currency: 'USD',
+      lines: [{ type: 'wallet_load', wallet_id: a.walletId, amount_cents: 100 }],
+    }),
+    namesTenantA: true,
+  },
+  'POST /api/pos/orders/{id}/tenders': { make: () => ({ type: 'cash', amount_cents: 100 }), namesTenantA: true },
+  'POST /api/pos/orders/{id}/settle': { make: () => ({}), namesTenantA: true },
+  'POST /api/v1/orders/{id}/refunds': { make: () => ({ amount_cents: 100 }), namesTenantA: true },
+  'POST /api/v1/wallets': { make: (a) => ({ customer_id: a.customerId, currency: 'USD' }), namesTenantA: true },
+  'POST /api/v1/wallets/{id}/tokens': { make: () => ({ kind: 'card' }), namesTenantA: true },
+  'POST /api/v1/wallets/{id}/tokens/{tokenId}/replace': { make: () => ({}), namesTenantA: true },
+  'POST /api/v1/wallets/{id}/tokens/{tokenId}/revoke': { make: () => ({}), namesTenantA: true },
+  'POST /api/v1/wallets/{id}/adjustments': {
+    make: () => ({ amount_cents: 100, reason: 'isolation' }),
+    namesTenantA: true,
+  },
 };
 
 /** Query strings by `METHOD path`, for routes that can look A's data up without an id. */
 const QUERIES: Record<string, Example> = {
   'GET /api/v1/customers': { make: (a) => ({ email: a.customerEmail }), namesTenantA: false },
+  'GET /api/v1/wallets': { make: (a) => ({ customer_id: a.customerId }), namesTenantA: false },
+  'GET /api/v1/orders': { make: (a) => ({ customer_id: a.customerId }), namesTenantA: false },
 };
 
 interface Operation {
@@ -215,7 +243,38 @@ describe('tenant isolation of every operator route', () => {
       where: { id: bookingId },
       include: { customer: true },
     });
+    // A wallet of A's customer with value and a token, and a till order it paid.
+    const wallet = await ok(
+      as(a.api_keys.staff).send('POST', '/api/v1/wallets', { customer_id: booking.customerId, currency: 'USD' }),
+    );
+    const walletId = wallet.wallet_id as string;
+    await ok(
+      as(a.api_keys.admin).send('POST', `/api/v1/wallets/${walletId}/adjustments`, {
+        amount_cents: 5000,
+        reason: 'seed',
+      }),
+    );
+    const token = await ok(as(a.api_keys.staff).send('POST', `/api/v1/wallets/${walletId}/tokens`, { kind: 'card' }));
+    const order = await ok(
+      as(a.api_keys.staff).send('POST', '/api/pos/orders', {
+        shift_id: shift.shift_id,
+        currency: 'USD',
+        customer_id: booking.customerId,
+        lines: [{ type: 'product', description: 'map', quantity: 1, unit_price_cents: 1200 }],
+      }),
+    );
+    await ok(
+      as(a.api_keys.staff).send('POST', `/api/pos/orders/${order.order_id}/tenders`, {
+        type: 'wallet',
+        amount_cents: 1200,
+        wallet_token: token.secret,
+      }),
+    );
+    await ok(as(a.api_keys.staff).send('POST', `/api/pos/orders/${order.order_id}/settle`, {}));
     return {
+      walletId,
+      tokenId: token.token_id as string,
+      orderId: order.order_id as string,
       bookingId,
       customerId: booking.customerId,
       customerEmail: booking.customer.email!,
@@ -256,6 +315,18 @@ describe('tenant isolation of every operator route', () => {
       `SELECT to_jsonb(x) AS row FROM booking_addons x JOIN bookings b ON b.id = x.booking_id
        WHERE b.tenant_id = $1::uuid ORDER BY to_jsonb(x)::text`,
     );
+    for (const [table, parent] of [
+      ['wallet_lots', 'wallets'],
+      ['wallet_entries', 'wallets'],
+      ['order_lines', 'orders'],
+      ['order_tenders', 'orders'],
+    ] as const) {
+      const key = parent === 'wallets' ? 'wallet_id' : 'order_id';
+      snapshot[table] = await rowsOf(
+        `SELECT to_jsonb(x) AS row FROM ${table} x JOIN ${parent} p ON p.id = x.${key}
+         WHERE p.tenant_id = $1::uuid ORDER BY to_jsonb(x)::text`,
+      );
+    }
     snapshot.webhook_attempts = await rowsOf(
       `SELECT to_jsonb(x) AS row FROM webhook_attempts x JOIN webhook_deliveries d ON d.id = x.delivery_id
        WHERE d.tenant_id = $1::uuid ORDER BY to_jsonb(x)::text`,
@@ -288,6 +359,9 @@ describe('tenant isolation of every operator route', () => {
       resources.endpointId,
       resources.endpointUrl,
       resources.deliveryId,
+      resources.walletId,
+      resources.tokenId,
+      resources.orderId,
     ];
     const before = await snapshotOfTenantA();
     const jobsBefore = await t.deps.deliveryQueue.getJobCounts();

@@ -19,7 +19,9 @@ describe('loadConfig', () => {
 
     expect(config.holdTtlSeconds).toBe(600); // 10-minute holds
     expect(config.bookingTokenTtlSeconds).toBe(3600); // 1-hour booking_token
-    expect(config.rateLimits).toEqual({ holdsPerMinute: 10, bookingsPerMinute: 5 });
+    expect(config.rateLimits).toEqual({ holdsPerMinute: 10, bookingsPerMinute: 5, ordersPerMinute: 5 });
+    expect(config.orders).toEqual({ payMinutes: 60, posHoldHours: 24, sweepSeconds: 60 });
+    expect(config.wallets).toEqual({ fundsExpiryDays: 365, expirySweepSeconds: 3600 });
     expect(config.idempotencyTtlSeconds).toBe(600);
     expect(config.trustProxy).toBe(false);
     expect(config.port).toBe(3000);
@@ -93,7 +95,7 @@ describe('loadConfig', () => {
 
     expect(config.port).toBe(8080);
     expect(config.holdTtlSeconds).toBe(30);
-    expect(config.rateLimits).toEqual({ holdsPerMinute: 3, bookingsPerMinute: 2 });
+    expect(config.rateLimits).toEqual({ holdsPerMinute: 3, bookingsPerMinute: 2, ordersPerMinute: 5 });
     expect(config.idempotencyTtlSeconds).toBe(1);
     expect(config.publicBaseUrl).toBe('https://book.example.com');
     expect(config.tokenSigningSecret).toBe(STRONG_SECRET);

@@ -14,6 +14,14 @@ const positiveInt = makeValidator<number>((input) => {
   return value;
 });
 
+const nonNegativeInt = makeValidator<number>((input) => {
+  const value = Number(input);
+  if (!/^\d+$/.test(String(input).trim()) || !Number.isSafeInteger(value)) {
+    throw new Error('must be a whole number (0 or more)');
+  }
+  return value;
+});
+
 /**
  * Express's `trust proxy`: `false` (default, the socket address is the client), `true` (believe
  * every X-Forwarded-For hop), a hop count such as `1`, or a comma list of trusted proxy
@@ -86,6 +94,27 @@ const specs = {
   }),
   RATE_LIMIT_HOLDS_PER_MINUTE: positiveInt({ default: 10, desc: 'POST /api/bookings/hold per IP per minute' }),
   RATE_LIMIT_BOOKINGS_PER_MINUTE: positiveInt({ default: 5, desc: 'POST /api/bookings per IP per minute' }),
+  RATE_LIMIT_ORDERS_PER_MINUTE: positiveInt({ default: 5, desc: 'POST /api/orders/wallet-topups per IP per minute' }),
+  ONLINE_ORDER_PAY_MINUTES: positiveInt({
+    default: 60,
+    desc: 'How long an online order waits for its payment before the lifecycle worker cancels it',
+  }),
+  WALLET_FUNDS_EXPIRY_DAYS: nonNegativeInt({
+    default: 365,
+    desc: 'Days after funding that unspent wallet value expires (0: never)',
+  }),
+  POS_ORDER_HOLD_HOURS: positiveInt({
+    default: 24,
+    desc: 'Hours an open POS order keeps its wallet and gift card holds before the lifecycle worker voids it',
+  }),
+  ORDER_SWEEP_SECONDS: positiveInt({
+    default: 60,
+    desc: 'How often the lifecycle worker cancels unpaid online orders and voids abandoned POS orders',
+  }),
+  WALLET_EXPIRY_SWEEP_SECONDS: positiveInt({
+    default: 3600,
+    desc: 'How often the lifecycle worker expires wallet value past its expiry',
+  }),
   TRUST_PROXY: trustProxy({ default: false, desc: 'Express trust proxy: whether X-Forwarded-For is believed' }),
   TOKEN_SIGNING_SECRET: str({
     default: DEV_SIGNING_SECRET,
@@ -231,6 +260,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     rateLimits: {
       holdsPerMinute: parsed.RATE_LIMIT_HOLDS_PER_MINUTE,
       bookingsPerMinute: parsed.RATE_LIMIT_BOOKINGS_PER_MINUTE,
+      ordersPerMinute: parsed.RATE_LIMIT_ORDERS_PER_MINUTE,
+    },
+    orders: {
+      payMinutes: parsed.ONLINE_ORDER_PAY_MINUTES,
+      posHoldHours: parsed.POS_ORDER_HOLD_HOURS,
+      sweepSeconds: parsed.ORDER_SWEEP_SECONDS,
+    },
+    wallets: {
+      fundsExpiryDays: parsed.WALLET_FUNDS_EXPIRY_DAYS,
+      expirySweepSeconds: parsed.WALLET_EXPIRY_SWEEP_SECONDS,
     },
     trustProxy: parsed.TRUST_PROXY,
     tokenSigningSecret: parsed.TOKEN_SIGNING_SECRET,

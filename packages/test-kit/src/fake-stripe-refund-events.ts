@@ -65,6 +65,30 @@ export function signedChargeRefundedEvent(
   return signEvent(envelope('charge.refunded', charge, options.eventId), options);
 }
 
+/**
+ * A signed `charge.dispute.created`: the payer disputed `amount` of the payment with their bank.
+ * Pass `disputeId` to notify the same dispute again under another event id, as Stripe may.
+ */
+export function signedDisputeCreatedEvent(
+  intent: FakePaymentIntent,
+  amount: number,
+  options: { secret: string; eventId?: string; disputeId?: string },
+) {
+  const dispute = {
+    id: options.disputeId ?? `dp_${randomBytes(12).toString('hex')}`,
+    object: 'dispute',
+    amount,
+    currency: intent.currency,
+    charge: `ch_${intent.id.slice(3)}`,
+    payment_intent: intent.id,
+    reason: 'fraudulent',
+    status: 'needs_response',
+    metadata: {},
+    created: Math.floor(Date.now() / 1000),
+  };
+  return signEvent(envelope('charge.dispute.created', dispute, options.eventId), options);
+}
+
 /** `http://127.0.0.1:<port>` of a port nothing listens on: every call fails to connect. */
 export async function unreachableStripeUrl(): Promise<string> {
   return `http://127.0.0.1:${await freePort()}`;

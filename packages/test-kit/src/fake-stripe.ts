@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
 
 // A small stand-in for the Stripe HTTP API, enough for the app's real `stripe` SDK pointed at it
-// through STRIPE_API_BASE: PaymentIntents (create, retrieve) and refunds, with Stripe's
+// through STRIPE_API_BASE: PaymentIntents (create, retrieve, cancel) and refunds, with Stripe's
 // Idempotency-Key behaviour, a log of every request, and refund failures on demand.
 
 type Form = Record<string, unknown>;
@@ -134,6 +134,13 @@ export async function startFakeStripe(): Promise<FakeStripe> {
         code: 'amount_too_small',
       });
     }
+    // And its maximum (999,999.99 in USD): a refusal a client's valid amount can meet.
+    if (amount > 99_999_999) {
+      return stripeError(400, 'invalid_request_error', 'Amount must be no more than $999,999.99', {
+        param: 'amount',
+        code: 'amount_too_large',
+      });
+    }
     const intentId = id('pi');
     const automatic = body.automatic_payment_methods as Form | undefined;
     const intent: FakePaymentIntent = {
@@ -195,6 +202,19 @@ export async function startFakeStripe(): Promise<FakeStripe> {
             code: 'resource_missing',
             param: 'intent',
           });
+    }
+    const cancel = /^\/v1\/payment_intents\/([^/]+)\/cancel$/.exec(path);
+    if (method === 'POST' && cancel) {
+      const intent = intents.get(decodeURIComponent(cancel[1]!));
+      if (!intent) return stripeError(404, 'invalid_request_error', `No such payment_intent: '${cancel[1]}'`);
+      // Like Stripe: a succeeded or already cancelled intent cannot be cancelled.
+      if (intent.status === 'succeeded' || intent.status === 'canceled') {
+        return stripeError(400, 'invalid_request_error', `This PaymentIntent's status is ${intent.status}`, {
+          code: 'payment_intent_unexpected_state',
+        });
+      }
+      intent.status = 'canceled';
+      return { status: 200, body: intent };
     }
     if (method === 'GET' && path === '/v1/refunds') {
       // Listed by payment_intent only, newest first like Stripe, in one page.

@@ -34,6 +34,7 @@ export {
 } from './fake-stripe';
 export {
   signedChargeRefundedEvent,
+  signedDisputeCreatedEvent,
   signedRefundEvent,
   unreachableStripeUrl,
   type RefundObject,

@@ -20,8 +20,8 @@ export async function upsertBookingCustomer(
   tenantId: string,
   email: string,
   contact: CustomerContact,
-  /** What made the customer, for customer.created: a new booking, or a booking transferred to them. */
-  source: 'booking' | 'transfer' = 'booking',
+  /** What made the customer, for customer.created: a new booking, a booking transferred to them, or an online order. */
+  source: 'booking' | 'transfer' | 'order' = 'booking',
 ): Promise<string> {
   const [inserted] = await tx.$queryRaw<{ id: string }[]>`
     INSERT INTO customers (id, tenant_id, email, first_name, last_name, phone, updated_at)

@@ -4,7 +4,8 @@ import { lockGiftCardByCode } from '../locks';
 
 /**
  * Spends up to `totalCents` of a gift card inside the booking's transaction. The card row is
- * locked, so two bookings spending one card queue and the balance never goes below zero.
+ * locked, so two bookings spending one card queue and the balance never goes below zero (nor
+ * below what open till orders hold on it: the database refuses that too).
  */
 export async function applyGiftCard(
   tx: Tx,
@@ -18,8 +19,9 @@ export async function applyGiftCard(
       booking_currency: input.currency,
     });
   }
-  if (card.balanceCents <= 0) throw new AppError('gift_card_empty');
-  const appliedCents = Math.min(card.balanceCents, input.totalCents);
+  // Value held by an open till order is promised to it, so a booking spends only the rest.
+  if (card.availableCents <= 0) throw new AppError('gift_card_empty');
+  const appliedCents = Math.min(card.availableCents, input.totalCents);
   await tx.giftCard.update({ where: { id: card.id }, data: { balanceCents: { decrement: appliedCents } } });
   return { giftCardId: card.id, appliedCents };
 }

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { Db, Tx } from '@booking/db';
+import type { Db } from '@booking/db';
 import { AppError } from '@booking/domain';
 import { recordEvent } from '@booking/events';
 import type Stripe from 'stripe';
 import { lockOpenShift, lockSaleReference } from '../locks';
+import { assertReferenceUnused } from '../payments/provider-payment';
 import type { Operator } from '../operators/api-key-auth';
 import type { SellGiftCardRequest, SellGiftCardResponse } from './gift-card-schemas';
 import { issueGiftCard } from './issue-gift-card';
@@ -93,18 +94,4 @@ export async function sellGiftCard(
       sale_id: saleId,
     };
   });
-}
-
-/**
- * A provider payment pays for one thing: one gift card sale or one booking, in one tenant. The
- * check spans every tenant, as the unique index on gift_card_sales.payment_reference does. Sales
- * with the same reference queue on a transaction-scoped advisory lock, so the second one waits
- * for the first to commit and then finds its sale here, rather than failing on the index.
- */
-async function assertReferenceUnused(db: Db | Tx, reference: string): Promise<void> {
-  const sales = await db.giftCardSale.count({ where: { paymentReference: reference } });
-  const payments = await db.payment.count({ where: { providerReference: reference } });
-  if (sales + payments > 0) {
-    throw new AppError('payment_reference_used', 'this payment_reference already paid for another sale or booking');
-  }
 }

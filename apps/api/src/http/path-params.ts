@@ -1,9 +1,9 @@
 import { AppError, isUuid, type ErrorCode } from '@booking/domain';
 import type { Request } from 'express';
 
-/** The `:id` of a route; an id that is not a uuid names nothing, so it is `notFound`. */
-export function idParam(req: Request, notFound: ErrorCode): string {
-  const id = String(req.params.id);
+/** The `:id` (or another id parameter) of a route; an id that is not a uuid names nothing, so it is `notFound`. */
+export function idParam(req: Request, notFound: ErrorCode, name = 'id'): string {
+  const id = String(req.params[name]);
   if (!isUuid(id)) throw new AppError(notFound);
   return id;
 }

@@ -1,5 +1,8 @@
 import type { ScheduledJob } from '@booking/jobs';
 import { expireHeldBookings } from '../bookings/expire-held-bookings';
+import { cancelUnpaidOrders } from '../online-orders/cancel-unpaid-orders';
+import { voidAbandonedOrders } from '../pos-orders/void-abandoned-orders';
+import { expireWalletFunds } from '../wallets/expire-wallet-funds';
 import type { WorkerDeps } from './worker-deps';
 
 /** The BullMQ queue of the API's lifecycle jobs, under `QUEUE_PREFIX`. */
@@ -14,17 +17,42 @@ export function lifecycleJobs(deps: WorkerDeps): ScheduledJob[] {
     {
       name: 'expire-unpaid-bookings',
       schedule: { every: deps.config.unpaidBookingSweepSeconds * 1000 },
-      // Batch after batch until none is left, so a backlog clears in one tick; a shutdown stops
-      // it between batches.
-      async handler({ signal }) {
-        let cancelled = 0;
-        let batch: number;
-        do {
-          batch = await expireHeldBookings(deps, deps.config.unpaidBookingExpirySeconds);
-          cancelled += batch;
-        } while (batch > 0 && !signal.aborted);
-        return { cancelled };
-      },
+      handler: ({ signal }) =>
+        untilDone(signal, 'cancelled', () => expireHeldBookings(deps, deps.config.unpaidBookingExpirySeconds)),
+    },
+    {
+      name: 'cancel-unpaid-orders',
+      schedule: { every: deps.config.orders.sweepSeconds * 1000 },
+      handler: ({ signal }) => untilDone(signal, 'cancelled', () => cancelUnpaidOrders(deps)),
+    },
+    {
+      name: 'void-abandoned-orders',
+      schedule: { every: deps.config.orders.sweepSeconds * 1000 },
+      handler: ({ signal }) => untilDone(signal, 'voided', () => voidAbandonedOrders(deps)),
+    },
+    {
+      name: 'expire-wallet-funds',
+      schedule: { every: deps.config.wallets.expirySweepSeconds * 1000 },
+      handler: ({ signal }) => untilDone(signal, 'expired', () => expireWalletFunds(deps)),
     },
   ];
+}
+
+/**
+ * Runs batch after batch until one changes nothing, so a backlog clears in one tick; a shutdown
+ * stops it between batches. Each batch returns how many rows it changed; the total is logged as
+ * `counted`.
+ */
+async function untilDone(
+  signal: AbortSignal,
+  counted: string,
+  batch: () => Promise<number>,
+): Promise<Record<string, number>> {
+  let changed = 0;
+  let last: number;
+  do {
+    last = await batch();
+    changed += last;
+  } while (last > 0 && !signal.aborted);
+  return { [counted]: changed };
 }

@@ -2,7 +2,9 @@ import type { Config } from '@booking/config';
 import { createPrismaClient, createRedis, type Db, type Redis } from '@booking/db';
 import { createLogger, type Logger } from '@booking/logging';
 import { queueConnection } from '@booking/webhook-queue';
+import type Stripe from 'stripe';
 import { HoldStore } from '../holds/hold-store';
+import { createStripe } from '../payments/stripe-client';
 
 /** What lifecycle jobs run on: the use cases' dependencies, without HTTP. Made once per worker process. */
 export interface WorkerDeps {
@@ -11,6 +13,8 @@ export interface WorkerDeps {
   /** For the use cases' Redis work (holds); fails fast like the API's. */
   redis: Redis;
   holds: HoldStore;
+  /** Null without STRIPE_SECRET_KEY: jobs that must ask the provider first leave their rows alone. */
+  stripe: Stripe | null;
   logger: Logger;
   /** The job queue's connection, which waits for Redis instead of failing, as BullMQ workers need. */
   queueRedis: Redis;
@@ -27,6 +31,7 @@ export function createWorkerDeps(config: Config): WorkerDeps {
     db: createPrismaClient(config.databaseUrl, { poolSize: config.dbPoolSize, ...config.dbTimeouts }),
     redis,
     holds: new HoldStore(redis, config.holdTtlSeconds, logger),
+    stripe: createStripe(config),
     logger,
     queueRedis,
   };

@@ -7,7 +7,7 @@
 export { lockRegister, lockSaleReference } from './advisory-locks';
 export { findBookingForUpdate, lockBooking, lockBookingUnlessBusy, type LockedBooking } from './booking-lock';
 export { lockCustomer, lockCustomerByEmail } from './customer-locks';
-export { lockGiftCard, lockGiftCardByCode } from './gift-card-locks';
+export { lockGiftCard, lockGiftCardByCode, lockGiftCards, type LockedGiftCard } from './gift-card-locks';
 export {
   lockCardPayment,
   lockGiftCardPayments,
@@ -17,5 +17,7 @@ export {
 } from './payment-locks';
 export { lockRefund, type LockedRefund } from './refund-lock';
 export { lockOpenShift, type LockedShift } from './shift-lock';
+export { lockOrder, lockOrderByPaymentIntent, lockOrderUnlessBusy, type LockedOrder } from './order-lock';
 export { lockSlot, lockSlots, shareSlot, type LockedSlot } from './slot-locks';
 export { ANY_TENANT, type TenantScope } from './tenant-scope';
+export { lockWallet, lockWallets, lockWalletUnlessBusy, type LockedWallet } from './wallet-locks';

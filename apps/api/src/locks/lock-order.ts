@@ -9,10 +9,12 @@ import type { Tx } from '@booking/db';
  *   one sale per provider payment).
  * - shift: cash taken in a shift share-locks it so closing waits for it; it comes before the
  *   booking the cash pays.
+ * - order: the first row lock of every change to an order (its tenders, refunds, payment).
  * - booking: the first row lock of every change to a booking.
  * - refund: a refund of the locked booking.
  * - slot: the seats; every change of booked seats goes through it.
- * - payment, gift_card: money; a payment's gift card after the payment.
+ * - payment, wallet, gift_card: money; a payment's gift card after the payment; an order's
+ *   wallets before its gift cards (both in id order).
  * - customer: last, so a booking's customer upsert never waits while holding a customer lock.
  *
  * Several rows of one kind are locked in id order, in one statement (see lockSlots).
@@ -21,10 +23,12 @@ export const LOCK_ORDER = [
   'register',
   'shift',
   'sale_reference',
+  'order',
   'booking',
   'refund',
   'slot',
   'payment',
+  'wallet',
   'gift_card',
   'customer',
 ] as const;

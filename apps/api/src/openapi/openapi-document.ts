@@ -6,8 +6,12 @@ import { giftCardsOpenApi } from '../gift-cards/gift-cards-openapi';
 import { healthOpenApi } from '../health/health-openapi';
 import { holdsOpenApi } from '../holds/holds-openapi';
 import { paymentsOpenApi } from '../payments/payments-openapi';
+import { onlineOrdersOpenApi } from '../online-orders/online-orders-openapi';
+import { ordersOpenApi } from '../orders/orders-openapi';
+import { posOrdersOpenApi } from '../pos-orders/pos-orders-openapi';
 import { posOpenApi } from '../pos/pos-openapi';
 import { refundsOpenApi } from '../refunds/refunds-openapi';
+import { walletsOpenApi } from '../wallets/wallets-openapi';
 import { waiversOpenApi } from '../waivers/waivers-openapi';
 import { webhookEndpointsOpenApi } from '../webhooks/webhook-endpoints-openapi';
 import { widgetOpenApi } from '../widget/widget-openapi';
@@ -29,6 +33,10 @@ const FEATURES: OpenApiFeature[] = [
   customersOpenApi,
   giftCardsOpenApi,
   posOpenApi,
+  posOrdersOpenApi,
+  onlineOrdersOpenApi,
+  ordersOpenApi,
+  walletsOpenApi,
   refundsOpenApi,
   webhookEndpointsOpenApi,
   healthOpenApi,

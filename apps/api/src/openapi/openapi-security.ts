@@ -29,6 +29,13 @@ export const SECURITY_SCHEMES = {
     description:
       'The booking_token of POST /api/bookings: pays that booking only, for BOOKING_TOKEN_TTL_SECONDS (1 hour).',
   },
+  orderToken: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Order-Token',
+    description:
+      'The order_token of POST /api/orders/wallet-topups: reads that order only, for BOOKING_TOKEN_TTL_SECONDS (1 hour).',
+  },
   manageToken: {
     type: 'apiKey',
     in: 'header',
@@ -58,6 +65,14 @@ export const bookingToken: Access = {
   errors: {
     invalid_token: 'X-Booking-Token is missing, not genuine, or for another booking',
     token_expired: 'X-Booking-Token has expired',
+  },
+};
+
+export const orderToken: Access = {
+  security: [{ orderToken: [] }],
+  errors: {
+    invalid_token: 'X-Order-Token is missing, not genuine, or for another order',
+    token_expired: 'X-Order-Token has expired',
   },
 };
 

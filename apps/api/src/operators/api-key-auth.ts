@@ -60,6 +60,14 @@ function localsOf(req: Request): { operator?: Operator } {
   return req.res!.locals as { operator?: Operator };
 }
 
+/**
+ * For an option of a route that needs more than the route's role (say a manager confirming a
+ * till order unpaid): 403 forbidden unless the operator has at least `role`.
+ */
+export function assertRole(operator: Operator, role: Role, what: string): void {
+  if (RANK[operator.role] < RANK[role]) throw new AppError('forbidden', `${what} needs the ${role} role or higher`);
+}
+
 /** The operator `requireRole` authenticated for this request. */
 export function operatorOf(req: Request): Operator {
   const operator = localsOf(req).operator;

@@ -2,8 +2,9 @@ import type { Config } from '@booking/config';
 import type { Db } from '@booking/db';
 import { AppError, assertBookingAllows } from '@booking/domain';
 import { TokenError, verifyToken } from '@booking/signing';
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import type { PaymentIntentResponse } from './payment-schemas';
+import { providerCall } from './provider-call';
 
 /**
  * The tenant of the booking `token` was issued for, or 401. Runs before anything else on the
@@ -61,22 +62,4 @@ export async function createPaymentIntent(
     amount_cents: intent.amount,
     currency: booking.currency,
   };
-}
-
-/**
- * Stripe's answers as ours: a refusal (4xx, say an amount under its minimum charge) is 502
- * payment_provider_error with Stripe's code, so the widget can show why; no answer or a Stripe
- * 5xx is 503, worth retrying.
- */
-async function providerCall<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    if (error instanceof Stripe.errors.StripeConnectionError) throw new AppError('service_unavailable');
-    if (error instanceof Stripe.errors.StripeError) {
-      if ((error.statusCode ?? 500) >= 500) throw new AppError('service_unavailable');
-      throw new AppError('payment_provider_error', { provider_code: error.code ?? null, message: error.message });
-    }
-    throw error;
-  }
 }

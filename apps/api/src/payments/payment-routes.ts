@@ -5,9 +5,12 @@ import type { AppDeps } from '../app-deps';
 import { idempotencyFor } from '../http/idempotency';
 import { bookingIdParam } from '../http/path-params';
 import { authenticateBookingToken, createPaymentIntent } from './create-payment-intent';
+import { handleOrderPaymentSucceeded } from '../online-orders/handle-order-payment';
 import { handlePaymentSucceeded } from './handle-payment-succeeded';
 import type { PaymentIntentResponse, StripeWebhookResponse } from './payment-schemas';
-import { reconcileProviderRefunds } from '../refunds/reconcile-provider-refunds';
+import { orderOfPayment, reconcileOrderRefunds } from '../orders/reconcile-order-refunds';
+import { reconcileProviderRefunds, refundsOfCharge } from '../refunds/reconcile-provider-refunds';
+import { idOf } from './stripe-ids';
 
 export function paymentIntentRoutes(deps: AppDeps): Router {
   const router = Router();
@@ -52,13 +55,30 @@ export function stripeWebhookRoutes(deps: AppDeps): Router {
         throw new AppError('invalid_signature', 'Stripe-Signature does not match the payload');
       }
       if (event.type === 'payment_intent.succeeded') {
-        await handlePaymentSucceeded({ db: deps.db, holds: deps.holds, stripe }, event.id, event.data.object);
+        // An online order's payment names its order; a booking's, its booking.
+        if (event.data.object.metadata?.order_id) {
+          await handleOrderPaymentSucceeded({ db: deps.db, config: deps.config, stripe }, event.id, event.data.object);
+        } else {
+          await handlePaymentSucceeded({ db: deps.db, holds: deps.holds, stripe }, event.id, event.data.object);
+        }
       } else if (
         event.type === 'charge.refunded' ||
         event.type === 'refund.updated' ||
         event.type === 'refund.failed'
       ) {
-        await reconcileProviderRefunds({ db: deps.db, holds: deps.holds, stripe }, event);
+        const intent = idOf(event.data.object.payment_intent);
+        const orderId = await orderOfPayment(deps.db, intent);
+        if (orderId) {
+          const refunds =
+            event.type === 'charge.refunded' ? await refundsOfCharge(stripe, event.data.object) : [event.data.object];
+          await reconcileOrderRefunds(deps.db, event, orderId, { refunds });
+        } else {
+          await reconcileProviderRefunds({ db: deps.db, holds: deps.holds, stripe }, event);
+        }
+      } else if (event.type === 'charge.dispute.created') {
+        // Disputes matter for the value a payment funded; a booking's are handled at Stripe.
+        const orderId = await orderOfPayment(deps.db, idOf(event.data.object.payment_intent));
+        if (orderId) await reconcileOrderRefunds(deps.db, event, orderId, { dispute: event.data.object });
       }
       res.json({ received: true } satisfies StripeWebhookResponse);
     },

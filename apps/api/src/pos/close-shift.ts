@@ -4,13 +4,20 @@ import { lockOpenShift } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
 import type { ClosedShift, CloseShiftRequest } from './pos-schemas';
 
-/** Cash booking payments and cash gift card sales taken in the shift. */
+/**
+ * Cash taken in the shift: cash booking payments, cash gift card sales and the cash tenders of
+ * settled till orders, less cash paid out of it by order refunds.
+ */
 async function collectedCash(tx: Tx, shiftId: string): Promise<number> {
   const [row] = await tx.$queryRaw<{ cents: bigint }[]>`
     SELECT (SELECT COALESCE(SUM(amount_cents), 0) FROM payments
              WHERE shift_id = ${shiftId}::uuid AND method = 'cash' AND status = 'succeeded')
          + (SELECT COALESCE(SUM(amount_cents), 0) FROM gift_card_sales
-             WHERE shift_id = ${shiftId}::uuid AND method = 'cash') AS cents`;
+             WHERE shift_id = ${shiftId}::uuid AND method = 'cash')
+         + (SELECT COALESCE(SUM(amount_cents), 0) FROM order_tenders
+             WHERE shift_id = ${shiftId}::uuid AND type = 'cash' AND status = 'captured')
+         - (SELECT COALESCE(SUM(r.amount_cents), 0) FROM order_refunds r JOIN order_tenders t ON t.id = r.tender_id
+             WHERE r.shift_id = ${shiftId}::uuid AND t.type = 'cash' AND r.status = 'succeeded') AS cents`;
   return Number(row!.cents);
 }
 

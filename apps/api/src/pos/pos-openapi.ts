@@ -41,7 +41,7 @@ export const posOpenApi: OpenApiFeature = {
       operationId: 'closeShift',
       summary: 'Close a shift with the counted cash (manager+)',
       description:
-        'collected = cash booking payments + cash gift card sales taken in the shift; expected = starting + collected; variance = counted - expected (positive = over, negative = short). Emits shift.closed with all of them.',
+        'collected = cash booking payments + cash gift card sales + cash tenders of settled till orders taken in the shift - cash order refunds paid out of it; expected = starting + collected; variance = counted - expected (positive = over, negative = short). Emits shift.closed with all of them.',
       access: apiKeyOf('manager'),
       requestBody: {
         schema: CloseShiftRequest,

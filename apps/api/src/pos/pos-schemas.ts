@@ -64,10 +64,10 @@ export const ClosedShift = Type.Object(
     closed_by_user_id: Type.String({ description: 'the API key that closed it' }),
     starting_cash_cents: Type.Integer({ minimum: 0 }),
     collected_cash_cents: Type.Integer({
-      minimum: 0,
-      description: 'cash bookings payments and cash gift card sales taken in the shift',
+      description:
+        'cash booking payments, cash gift card sales and cash tenders of settled till orders taken in the shift, less cash refunds paid out of it (negative when refunds paid out more than was taken)',
     }),
-    expected_cash_cents: Type.Integer({ minimum: 0, description: 'starting + collected' }),
+    expected_cash_cents: Type.Integer({ description: 'starting + collected' }),
     ending_cash_cents: Type.Integer({ minimum: 0, description: 'the counted cash' }),
     variance_cents: Type.Integer({ description: 'ending - expected: positive = over, negative = short' }),
   },

@@ -5,6 +5,7 @@ import type { HoldStore } from '../holds/hold-store';
 import { ANY_TENANT, lockBooking } from '../locks';
 import { providerOutcome } from './create-refund';
 import { bookSucceededRefund, settleRefund, type HoldRelease } from './refund-bookkeeping';
+import { idOf } from '../payments/stripe-ids';
 
 type Deps = { db: Db; holds: HoldStore; stripe: Stripe };
 
@@ -38,13 +39,9 @@ export async function reconcileProviderRefunds(deps: Deps, event: ProviderRefund
 }
 
 /** Recent API versions leave `refunds` out of the charge; then they are asked for. */
-async function refundsOfCharge(stripe: Stripe, charge: Stripe.Charge): Promise<Stripe.Refund[]> {
+export async function refundsOfCharge(stripe: Stripe, charge: Stripe.Charge): Promise<Stripe.Refund[]> {
   if (charge.refunds?.data) return charge.refunds.data;
   return (await stripe.refunds.list({ charge: charge.id, limit: 100 })).data;
-}
-
-function idOf(value: string | { id: string } | null | undefined): string | null {
-  return typeof value === 'string' ? value : (value?.id ?? null);
 }
 
 async function findOurRefund(tx: Tx, providerRefund: Stripe.Refund) {

@@ -1,0 +1,81 @@
+import type { Tx } from '@booking/db';
+import { ANY_TENANT, lockOrder, lockWallet } from '../locks';
+import { releaseWalletHold } from '../wallets/wallet-ledger';
+import { returnFunding } from './funding-return';
+import { recordOrderRefund } from './record-order-refund';
+
+/**
+ * Settles a provider refund of an order that was waiting for the provider (an online top-up, or
+ * a till order's card tender): once, whichever of the refund's answer, its notification or a
+ * reconcile gets here first (only a pending refund moves).
+ *
+ * - succeeded: refund.created; a funding refund takes its held value out of the wallet
+ *   (wallet.funding_returned, and wallet.refund_review_required for a shortfall).
+ * - failed: nothing left the account, so the held value is released and the refunded amounts the
+ *   request had reserved are given back. No event.
+ */
+export async function completeOrderRefund(
+  tx: Tx,
+  refundId: string,
+  outcome: { status: 'succeeded' | 'failed'; providerRefundId: string | null },
+): Promise<boolean> {
+  const pending = await tx.orderRefund.findUnique({ where: { id: refundId }, include: { tender: true } });
+  if (!pending) return false;
+  const order = (await lockOrder(tx, ANY_TENANT, pending.orderId))!;
+  const moved = await tx.orderRefund.updateMany({
+    where: { id: refundId, status: 'pending' },
+    data: { status: outcome.status, providerRefundId: outcome.providerRefundId ?? pending.providerRefundId },
+  });
+  if (moved.count === 0) return false;
+
+  const line = pending.lineId ? await tx.orderLine.findUnique({ where: { id: pending.lineId } }) : null;
+  const fundedWalletId = order.channel === 'online' ? order.walletId : (line?.walletId ?? null);
+  const wallet = fundedWalletId ? await lockWallet(tx, ANY_TENANT, fundedWalletId) : undefined;
+
+  if (outcome.status === 'failed') {
+    if (wallet && pending.debitedCents > 0) {
+      await releaseWalletHold(tx, wallet, pending.debitedCents, {
+        orderId: order.id,
+        refundId,
+        reason: 'refund failed',
+      });
+    }
+    await tx.order.update({ where: { id: order.id }, data: { refundedCents: { decrement: pending.amountCents } } });
+    if (pending.tenderId) {
+      await tx.orderTender.update({
+        where: { id: pending.tenderId },
+        data: { refundedCents: { decrement: pending.amountCents } },
+      });
+    }
+    return true;
+  }
+
+  await recordOrderRefund(tx, {
+    tenantId: order.tenantId,
+    orderId: order.id,
+    refundId,
+    paymentIntentId: pending.tender?.paymentReference ?? order.paymentIntentId!,
+    amountCents: pending.amountCents,
+    reason: pending.reason,
+  });
+  if (wallet) {
+    if (line) {
+      await tx.orderLine.update({
+        where: { id: line.id },
+        // The shortfall counts as returned too: it is recorded for review, never taken twice.
+        data: { returnedCents: { increment: pending.debitedCents + pending.shortfallCents } },
+      });
+    }
+    await returnFunding(tx, wallet, {
+      orderId: order.id,
+      refundId,
+      amountCents: pending.debitedCents + pending.shortfallCents,
+      debitedCents: pending.debitedCents,
+      fromHold: true,
+      channel: order.channel,
+      reason: 'refund',
+      actorKeyId: pending.actorKeyId ?? undefined,
+    });
+  }
+  return true;
+}

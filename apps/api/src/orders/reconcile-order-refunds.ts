@@ -1,0 +1,206 @@
+import type { Db, Tx } from '@booking/db';
+import { AppError, isUuid } from '@booking/domain';
+import type Stripe from 'stripe';
+import { ANY_TENANT, lockOrder, lockWallet } from '../locks';
+import { availableCents } from '../wallets/wallet-ledger';
+import { completeOrderRefund } from './complete-order-refund';
+import { returnFunding } from './funding-return';
+import { loadFundingOf } from './load-funding';
+import { recordOrderRefund } from './record-order-refund';
+import { idOf } from '../payments/stripe-ids';
+
+/** The order a provider payment belongs to: an online order's PaymentIntent or a card tender's. */
+export async function orderOfPayment(db: Db, paymentIntentId: string | null): Promise<string | null> {
+  if (!paymentIntentId) return null;
+  const order = await db.order.findUnique({ where: { paymentIntentId }, select: { id: true } });
+  if (order) return order.id;
+  const tender = await db.orderTender.findUnique({
+    where: { paymentReference: paymentIntentId },
+    select: { orderId: true },
+  });
+  return tender?.orderId ?? null;
+}
+
+type MoneyBack = { id: string; amount: number; paymentIntentId: string };
+
+/**
+ * Refund and dispute notifications about an order's payment, each acting once (provider_events):
+ *
+ * - a refund this service asked for (its metadata names our order_refund_id) is settled by
+ *   completeOrderRefund, if it was still pending;
+ * - a refund made in Stripe's dashboard, or a dispute, cannot be refused: it is recorded as an
+ *   order refund, and for an online top-up the funding is taken back from the wallet as far as it
+ *   is still there (wallet.funding_returned, and wallet.refund_review_required for what was
+ *   already spent). Disputes carry reason `dispute`.
+ */
+export async function reconcileOrderRefunds(
+  db: Db,
+  event: { id: string; type: string },
+  orderId: string,
+  items: { refunds: Stripe.Refund[] } | { dispute: Stripe.Dispute },
+): Promise<void> {
+  await db.$transaction(async (tx) => {
+    const first = await tx.$executeRaw`
+      INSERT INTO provider_events (id, type) VALUES (${event.id}, ${event.type}) ON CONFLICT (id) DO NOTHING`;
+    if (first === 0) return;
+    if ('dispute' in items) {
+      const dispute = items.dispute;
+      await recordMoneyBack(tx, orderId, 'dispute', {
+        id: dispute.id,
+        amount: dispute.amount,
+        paymentIntentId: idOf(dispute.payment_intent)!,
+      });
+      return;
+    }
+    for (const refund of items.refunds) {
+      const ours = refund.metadata?.order_refund_id;
+      if (ours && isUuid(ours)) {
+        const status =
+          refund.status === 'succeeded'
+            ? 'succeeded'
+            : refund.status === 'failed' || refund.status === 'canceled'
+              ? 'failed'
+              : null;
+        const row = await tx.orderRefund.findUnique({ where: { id: ours } });
+        // Late payments book their own refunds; a void's, made by us, is settled here or by its retry.
+        if (!row || row.source === 'late_payment') continue;
+        if (row.source === 'void') {
+          if (status === 'succeeded')
+            await settlePendingVoid(tx, row.tenantId, row.orderId, row.tenderId!, moneyOf(refund));
+          continue;
+        }
+        if (status) await completeOrderRefund(tx, ours, { status, providerRefundId: refund.id });
+        else
+          await tx.orderRefund.updateMany({
+            where: { id: ours, providerRefundId: null },
+            data: { providerRefundId: refund.id },
+          });
+        continue;
+      }
+      if (refund.metadata?.automatic || refund.status !== 'succeeded') continue;
+      await recordMoneyBack(tx, orderId, 'refund', moneyOf(refund));
+    }
+  });
+}
+
+/**
+ * Money the provider gave back on its own: recorded once, by its provider id. The value it had
+ * funded leaves the wallet as far as it is still there: an online top-up's, once paid (a payment
+ * the order never kept funded nothing), or a confirmed till order's wallet load, by the same rule
+ * as an operator's refund. A card tender of a till order still open no longer pays for it.
+ */
+async function recordMoneyBack(tx: Tx, orderId: string, reason: 'refund' | 'dispute', money: MoneyBack): Promise<void> {
+  const order = (await lockOrder(tx, ANY_TENANT, orderId))!;
+  if (await tx.orderRefund.findUnique({ where: { providerRefundId: money.id } })) return;
+  // Its payment is not recorded yet (notifications arrive in any order): refusing makes the
+  // provider notify again later, and nothing of this one is kept.
+  if (order.status === 'pending_payment') {
+    throw new AppError('service_unavailable', 'the payment of this order is not recorded yet; notify again');
+  }
+  const tender = await tx.orderTender.findUnique({ where: { paymentReference: money.paymentIntentId } });
+  if (tender && (await settlePendingVoid(tx, order.tenantId, order.id, tender.id, money))) return;
+
+  // Never more than is left to give back: the provider has no more to give.
+  const refundable = tender ? tender.amountCents - tender.refundedCents : order.paidCents - order.refundedCents;
+  const amount = Math.min(money.amount, refundable);
+  if (amount <= 0) return;
+
+  let funded: { walletId: string; lineId: string | null; fundingCents: number } | null = null;
+  if (order.channel === 'online' && order.status === 'paid' && order.walletId) {
+    funded = { walletId: order.walletId, lineId: null, fundingCents: amount };
+  } else if (order.channel === 'pos' && order.status === 'confirmed') {
+    const load = await loadFundingOf(tx, order, amount);
+    if (load) funded = { walletId: load.line.walletId, lineId: load.line.id, fundingCents: load.fundingCents };
+  }
+  const wallet = funded ? await lockWallet(tx, ANY_TENANT, funded.walletId) : undefined;
+  const debited = wallet ? Math.min(availableCents(wallet), funded!.fundingCents) : 0;
+
+  const refund = await tx.orderRefund.create({
+    data: {
+      tenantId: order.tenantId,
+      orderId: order.id,
+      tenderId: tender?.id ?? null,
+      lineId: funded?.lineId ?? null,
+      source: reason === 'dispute' ? 'dispute' : 'provider',
+      status: 'succeeded',
+      amountCents: amount,
+      debitedCents: debited,
+      shortfallCents: funded ? funded.fundingCents - debited : 0,
+      reason: reason === 'dispute' ? 'disputed by the payer' : 'refunded at the provider',
+      providerRefundId: money.id,
+    },
+  });
+  // What the order counts as paid and refunded: nothing for a till order not yet settled.
+  const counted = Math.min(amount, order.paidCents - order.refundedCents);
+  if (counted > 0) await tx.order.update({ where: { id: order.id }, data: { refundedCents: { increment: counted } } });
+  if (tender) {
+    await tx.orderTender.update({
+      where: { id: tender.id },
+      data: {
+        refundedCents: { increment: amount },
+        // All of it given back: it no longer pays for the open order. A part given back lowers
+        // what it pays (settling counts amount - refunded; voiding refunds the rest).
+        ...(order.status === 'open' &&
+          tender.status === 'held' &&
+          amount >= refundable && { status: 'released', releasedAt: new Date() }),
+      },
+    });
+  }
+  if (reason === 'refund') {
+    await recordOrderRefund(tx, {
+      tenantId: order.tenantId,
+      orderId: order.id,
+      refundId: refund.id,
+      paymentIntentId: money.paymentIntentId,
+      amountCents: amount,
+      reason: refund.reason,
+    });
+  }
+  if (wallet && funded) {
+    if (funded.lineId) {
+      await tx.orderLine.update({
+        where: { id: funded.lineId },
+        data: { returnedCents: { increment: funded.fundingCents } },
+      });
+    }
+    await returnFunding(tx, wallet, {
+      orderId: order.id,
+      refundId: refund.id,
+      amountCents: funded.fundingCents,
+      debitedCents: debited,
+      fromHold: false,
+      channel: order.channel,
+      reason,
+    });
+  }
+}
+
+/** A voided order's card refund that the provider reports made (by us, or in its dashboard). */
+async function settlePendingVoid(
+  tx: Tx,
+  tenantId: string,
+  orderId: string,
+  tenderId: string,
+  money: MoneyBack,
+): Promise<boolean> {
+  await lockOrder(tx, ANY_TENANT, orderId);
+  const pending = await tx.orderRefund.findFirst({ where: { tenderId, source: 'void', status: 'pending' } });
+  if (!pending) return false;
+  await tx.orderRefund.update({ where: { id: pending.id }, data: { status: 'succeeded', providerRefundId: money.id } });
+  await tx.orderTender.update({ where: { id: tenderId }, data: { refundedCents: pending.amountCents } });
+  await recordOrderRefund(tx, {
+    tenantId,
+    orderId,
+    refundId: pending.id,
+    paymentIntentId: money.paymentIntentId,
+    amountCents: pending.amountCents,
+    reason: pending.reason,
+  });
+  return true;
+}
+
+const moneyOf = (refund: Stripe.Refund): MoneyBack => ({
+  id: refund.id,
+  amount: refund.amount,
+  paymentIntentId: idOf(refund.payment_intent)!,
+});

@@ -1,0 +1,323 @@
+import { randomUUID } from 'node:crypto';
+import type { Config } from '@booking/config';
+import type { Db, Tx } from '@booking/db';
+import { AppError } from '@booking/domain';
+import { recordEvent } from '@booking/events';
+import Stripe from 'stripe';
+import { lockGiftCard, lockOpenShift, lockOrder, lockWallets, type LockedOrder, type LockedWallet } from '../locks';
+import { assertRole, type Operator } from '../operators/api-key-auth';
+import { availableCents, creditWallet, fundsExpiry, holdWalletValue } from '../wallets/wallet-ledger';
+import { completeOrderRefund } from './complete-order-refund';
+import { returnFunding } from './funding-return';
+import { loadFundingOf } from './load-funding';
+import type { OrderRefundView, RefundOrderRequest } from './order-schemas';
+import { loadOrderView } from './order-view';
+
+type Deps = { db: Db; stripe: Stripe | null; config: Config };
+
+/** What the first transaction decided: done, or a provider refund to ask for. */
+type Planned = { refundId: string; provider: null } | { refundId: string; provider: { paymentIntentId: string } };
+
+/**
+ * A manager refunds an order, through one tender (manager+; an admin may allow a shortfall).
+ *
+ * - An online top-up is refunded through Stripe, and its funding taken back from the wallet as
+ *   far as it is still there. Above what is left the refund is refused (409
+ *   refund_exceeds_available) unless an admin allows the shortfall. The value taken back is held
+ *   while Stripe works, so it cannot be spent meanwhile.
+ * - A till order is refunded through the tender named: a wallet tender credits the same wallet
+ *   (wallet.refunded), a gift card tender goes back on its card, cash is paid out of an open
+ *   shift, a card tender is refunded through Stripe (refund.created). Once the refunds reach
+ *   beyond the order's other lines into a wallet load, that funding is taken back too, by the
+ *   same rule (load-funding.ts).
+ *
+ * Refunded amounts are raised under the order's lock before the provider is asked, so two
+ * refunds at once can never give back more than was paid.
+ */
+export async function refundOrder(
+  deps: Deps,
+  operator: Operator,
+  orderId: string,
+  request: RefundOrderRequest,
+): Promise<OrderRefundView> {
+  if (request.allow_shortfall) assertRole(operator, 'admin', 'allowing a shortfall');
+  const found = await deps.db.order.findFirst({
+    where: { id: orderId, tenantId: operator.tenantId },
+    include: { tenders: { select: { id: true, type: true, status: true } } },
+  });
+  if (!found) throw new AppError('order_not_found');
+  // Checked again under the order's lock; here it spares a tender lookup on an order with none.
+  if (found.status !== (found.channel === 'online' ? 'paid' : 'confirmed')) {
+    throw new AppError('order_not_refundable', { status: found.status });
+  }
+  const tender = found.channel === 'pos' ? pickTender(found.tenders, request.tender_id) : null;
+  if (tender?.type === 'card' || found.channel === 'online') {
+    if (!deps.stripe) throw new AppError('payments_not_configured', 'card refunds go through Stripe');
+  }
+
+  const planned = await deps.db.$transaction(async (tx): Promise<Planned> => {
+    if (tender?.type === 'cash') {
+      const shiftId = request.shift_id ?? found.shiftId;
+      if (!shiftId) throw new AppError('shift_not_found');
+      await lockOpenShift(tx, operator.tenantId, shiftId, 'share');
+    }
+    const order = (await lockOrder(tx, { tenantId: operator.tenantId }, orderId))!;
+    const refundId = randomUUID();
+    if (order.channel === 'online') return planOnlineRefund(tx, operator, order, request, refundId);
+    return refundTillTender(tx, deps, operator, order, tender!.id, request, refundId);
+  });
+
+  if (planned.provider) await askProvider(deps, deps.stripe!, operator, orderId, planned);
+  const view = (await loadOrderView(deps.db, orderId, operator.tenantId))!;
+  return (view.refunds as OrderRefundView[]).find((refund) => refund.refund_id === planned.refundId)!;
+}
+
+/** The tender named, or the order's only captured one; a released tender has nothing to refund. */
+function pickTender<T extends { id: string; type: string; status: string }>(tenders: T[], tenderId?: string): T {
+  if (tenderId !== undefined) {
+    const tender = tenders.find((candidate) => candidate.id === tenderId);
+    if (!tender) throw new AppError('tender_not_found', 'no tender of this order has this id');
+    if (tender.status !== 'captured') throw new AppError('tender_not_refundable', { status: tender.status });
+    return tender;
+  }
+  const captured = tenders.filter((tender) => tender.status === 'captured');
+  // A till order confirmed unpaid may have taken no money at all.
+  if (captured.length === 0) throw new AppError('refund_exceeds_paid', { refundable_cents: 0 });
+  if (captured.length !== 1) {
+    throw new AppError('invalid_body', [
+      { field: '/tender_id', message: `is required: the order has ${captured.length} captured tenders` },
+    ]);
+  }
+  return captured[0]!;
+}
+
+/** Reserves an online top-up's refund: the money to ask Stripe for, the value to take back. */
+async function planOnlineRefund(
+  tx: Tx,
+  operator: Operator,
+  order: LockedOrder,
+  request: RefundOrderRequest,
+  refundId: string,
+): Promise<Planned> {
+  if (order.status !== 'paid' || !order.walletId) throw new AppError('order_not_refundable', { status: order.status });
+  if (request.tender_id !== undefined || request.line_id !== undefined) {
+    throw new AppError('invalid_body', [{ field: '/tender_id', message: 'is for till orders only' }]);
+  }
+  assertRefundable(order.paidCents - order.refundedCents, request.amount_cents);
+  const wallet = (await lockWallets(tx, [order.walletId])).get(order.walletId)!;
+  const debited = takeBack(wallet, request.amount_cents, request.allow_shortfall === true);
+  await tx.orderRefund.create({
+    data: {
+      id: refundId,
+      tenantId: order.tenantId,
+      orderId: order.id,
+      source: 'operator',
+      status: 'pending',
+      amountCents: request.amount_cents,
+      debitedCents: debited,
+      shortfallCents: request.amount_cents - debited,
+      reason: request.reason ?? null,
+      actorKeyId: operator.keyId,
+    },
+  });
+  if (debited > 0) {
+    await holdWalletValue(tx, wallet, debited, { orderId: order.id, refundId, actorKeyId: operator.keyId });
+  }
+  await tx.order.update({ where: { id: order.id }, data: { refundedCents: { increment: request.amount_cents } } });
+  return { refundId, provider: { paymentIntentId: order.paymentIntentId! } };
+}
+
+/** Refunds a till order's tender: at once for wallet, gift card and cash; card through Stripe. */
+async function refundTillTender(
+  tx: Tx,
+  deps: Deps,
+  operator: Operator,
+  order: LockedOrder,
+  tenderId: string,
+  request: RefundOrderRequest,
+  refundId: string,
+): Promise<Planned> {
+  if (order.status !== 'confirmed') throw new AppError('order_not_refundable', { status: order.status });
+  const tender = await tx.orderTender.findUniqueOrThrow({ where: { id: tenderId } });
+  if (tender.status !== 'captured') throw new AppError('tender_not_refundable', { status: tender.status });
+  assertRefundable(tender.amountCents - tender.refundedCents, request.amount_cents);
+
+  const load = await loadFundingOf(tx, order, request.amount_cents, request.line_id);
+  const wallets = await lockWallets(
+    tx,
+    [tender.walletId, load?.line.walletId].filter((id): id is string => !!id),
+  );
+  if (tender.giftCardId) await lockGiftCard(tx, tender.giftCardId);
+
+  // The funding the order's wallet_load line put in its wallet, as far as this refund reaches it.
+  const fundedWallet = load ? wallets.get(load.line.walletId)! : null;
+  const funding = load?.fundingCents ?? 0;
+  const debited = fundedWallet ? takeBack(fundedWallet, funding, request.allow_shortfall === true) : 0;
+  const isCard = tender.type === 'card';
+  const cashShift = tender.type === 'cash' ? (request.shift_id ?? order.shiftId) : null;
+
+  await tx.orderRefund.create({
+    data: {
+      id: refundId,
+      tenantId: order.tenantId,
+      orderId: order.id,
+      tenderId: tender.id,
+      lineId: load?.line.id ?? null,
+      source: 'operator',
+      status: isCard ? 'pending' : 'succeeded',
+      amountCents: request.amount_cents,
+      debitedCents: debited,
+      shortfallCents: funding - debited,
+      reason: request.reason ?? null,
+      shiftId: cashShift,
+      actorKeyId: operator.keyId,
+    },
+  });
+  await tx.orderTender.update({
+    where: { id: tender.id },
+    data: { refundedCents: { increment: request.amount_cents } },
+  });
+  await tx.order.update({ where: { id: order.id }, data: { refundedCents: { increment: request.amount_cents } } });
+
+  if (isCard) {
+    // The funded value is held until Stripe answers, then taken (or released) by completeOrderRefund.
+    if (fundedWallet && debited > 0) {
+      await holdWalletValue(tx, fundedWallet, debited, { orderId: order.id, refundId, actorKeyId: operator.keyId });
+    }
+    return { refundId, provider: { paymentIntentId: tender.paymentReference! } };
+  }
+
+  if (tender.walletId)
+    await refundToWallet(tx, deps, operator, wallets.get(tender.walletId)!, order, tender.id, refundId, request);
+  if (tender.giftCardId) {
+    await tx.giftCard.update({
+      where: { id: tender.giftCardId },
+      data: { balanceCents: { increment: request.amount_cents } },
+    });
+  }
+  if (fundedWallet && load) {
+    // The shortfall counts as returned too: it is recorded for review, never taken twice.
+    await tx.orderLine.update({ where: { id: load.line.id }, data: { returnedCents: { increment: funding } } });
+    await returnFunding(tx, fundedWallet, {
+      orderId: order.id,
+      refundId,
+      amountCents: funding,
+      debitedCents: debited,
+      fromHold: false,
+      channel: 'pos',
+      reason: 'refund',
+      actorKeyId: operator.keyId,
+    });
+  }
+  return { refundId, provider: null };
+}
+
+/** A wallet tender's refund goes back to the same wallet, as a new lot. */
+async function refundToWallet(
+  tx: Tx,
+  deps: Deps,
+  operator: Operator,
+  wallet: LockedWallet,
+  order: LockedOrder,
+  tenderId: string,
+  refundId: string,
+  request: RefundOrderRequest,
+): Promise<void> {
+  await creditWallet(tx, wallet, {
+    kind: 'refund_credit',
+    source: 'refund_credit',
+    amountCents: request.amount_cents,
+    expiresAt: fundsExpiry(new Date(), deps.config.wallets.fundsExpiryDays),
+    orderId: order.id,
+    tenderId,
+    refundId,
+    actorKeyId: operator.keyId,
+    reason: request.reason,
+  });
+  await recordEvent(tx, {
+    tenantId: order.tenantId,
+    name: 'wallet.refunded',
+    entityType: 'wallet',
+    entityId: wallet.id,
+    fields: {
+      wallet_id: wallet.id,
+      order_id: order.id,
+      tender_id: tenderId,
+      refund_id: refundId,
+      amount_cents: request.amount_cents,
+      currency: wallet.currency,
+      balance_cents: wallet.balanceCents,
+      reason: request.reason ?? null,
+      actor_user_id: operator.keyId,
+    },
+  });
+}
+
+function assertRefundable(refundableCents: number, amountCents: number): void {
+  if (amountCents > refundableCents) throw new AppError('refund_exceeds_paid', { refundable_cents: refundableCents });
+}
+
+/** How much of `amount` the wallet still has to give back; the rest is a shortfall an admin must allow. */
+function takeBack(wallet: LockedWallet, amountCents: number, allowShortfall: boolean): number {
+  const debited = Math.min(availableCents(wallet), amountCents);
+  if (debited < amountCents && !allowShortfall) {
+    throw new AppError('refund_exceeds_available', {
+      available_cents: availableCents(wallet),
+      currency: wallet.currency,
+    });
+  }
+  return debited;
+}
+
+/**
+ * Asks Stripe for the refund the first transaction reserved, keyed by the refund's id. A refusal
+ * undoes the reservation (502 payment_provider_error); no answer leaves it pending (409
+ * refund_in_progress) for the refund notifications to settle.
+ */
+async function askProvider(
+  deps: Deps,
+  stripe: Stripe,
+  operator: Operator,
+  orderId: string,
+  planned: Planned & { provider: { paymentIntentId: string } },
+): Promise<void> {
+  const refund = await deps.db.orderRefund.findUniqueOrThrow({ where: { id: planned.refundId } });
+  let providerRefund: Stripe.Refund;
+  try {
+    providerRefund = await stripe.refunds.create(
+      {
+        payment_intent: planned.provider.paymentIntentId,
+        amount: refund.amountCents,
+        metadata: { tenant_id: operator.tenantId, order_id: orderId, order_refund_id: refund.id },
+      },
+      { idempotencyKey: `order-refund-${refund.id}` },
+    );
+  } catch (error) {
+    const refused =
+      error instanceof Stripe.errors.StripeError &&
+      !(error instanceof Stripe.errors.StripeConnectionError) &&
+      (error.statusCode ?? 500) < 500;
+    if (!refused) {
+      // No answer, or Stripe's own failure: the refund may exist. It stays pending (its value
+      // held) for the refund notifications, which find it by its order_refund_id.
+      throw new AppError('refund_in_progress', {
+        refund_id: refund.id,
+        message: 'the payment provider did not answer; the refund stays pending until it reports the outcome',
+      });
+    }
+    await deps.db.$transaction((tx) =>
+      completeOrderRefund(tx, refund.id, { status: 'failed', providerRefundId: null }),
+    );
+    throw new AppError('payment_provider_error', {
+      refund_id: refund.id,
+      provider_code: error.code ?? null,
+      message: error.message,
+    });
+  }
+  const status =
+    providerRefund.status === 'succeeded' ? 'succeeded' : providerRefund.status === 'failed' ? 'failed' : null;
+  await deps.db.$transaction(async (tx) => {
+    if (status) return completeOrderRefund(tx, refund.id, { status, providerRefundId: providerRefund.id });
+    await tx.orderRefund.update({ where: { id: refund.id }, data: { providerRefundId: providerRefund.id } });
+  });
+}
