@@ -22,6 +22,12 @@ describe('loadConfig', () => {
     expect(config.rateLimits).toEqual({ holdsPerMinute: 10, bookingsPerMinute: 5, ordersPerMinute: 5 });
     expect(config.orders).toEqual({ payMinutes: 60, posHoldHours: 24, sweepSeconds: 60 });
     expect(config.wallets).toEqual({ fundsExpiryDays: 365, expirySweepSeconds: 3600 });
+    expect(config.memberships).toEqual({
+      paymentGraceDays: 7,
+      memberTokenTtlDays: 400,
+      sweepSeconds: 300,
+      reconcileSeconds: 3600,
+    });
     expect(config.idempotencyTtlSeconds).toBe(600);
     expect(config.trustProxy).toBe(false);
     expect(config.port).toBe(3000);

@@ -115,6 +115,22 @@ const specs = {
     default: 3600,
     desc: 'How often the lifecycle worker expires wallet value past its expiry',
   }),
+  MEMBERSHIP_PAYMENT_GRACE_DAYS: nonNegativeInt({
+    default: 7,
+    desc: 'Days a recurring membership stays paused for payment after its last retry failed, before it ends',
+  }),
+  MEMBER_TOKEN_TTL_DAYS: positiveInt({
+    default: 400,
+    desc: 'How long a member token (the card or QR a member shows) and a member self-service link stay valid',
+  }),
+  MEMBERSHIP_SWEEP_SECONDS: positiveInt({
+    default: 300,
+    desc: 'How often the lifecycle worker expires fixed-term memberships and starts and ends freezes',
+  }),
+  MEMBERSHIP_RECONCILE_SECONDS: positiveInt({
+    default: 3600,
+    desc: 'How often the lifecycle worker re-reads stale recurring memberships from Stripe and ends those past their payment grace',
+  }),
   TRUST_PROXY: trustProxy({ default: false, desc: 'Express trust proxy: whether X-Forwarded-For is believed' }),
   TOKEN_SIGNING_SECRET: str({
     default: DEV_SIGNING_SECRET,
@@ -270,6 +286,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     wallets: {
       fundsExpiryDays: parsed.WALLET_FUNDS_EXPIRY_DAYS,
       expirySweepSeconds: parsed.WALLET_EXPIRY_SWEEP_SECONDS,
+    },
+    memberships: {
+      paymentGraceDays: parsed.MEMBERSHIP_PAYMENT_GRACE_DAYS,
+      memberTokenTtlDays: parsed.MEMBER_TOKEN_TTL_DAYS,
+      sweepSeconds: parsed.MEMBERSHIP_SWEEP_SECONDS,
+      reconcileSeconds: parsed.MEMBERSHIP_RECONCILE_SECONDS,
     },
     trustProxy: parsed.TRUST_PROXY,
     tokenSigningSecret: parsed.TOKEN_SIGNING_SECRET,

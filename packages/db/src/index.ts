@@ -6,6 +6,15 @@ export { applyMigrations } from './migrations/apply-migrations';
 export { seedDemoTenant } from './seed/demo-tenant';
 export type { DemoTenant } from './seed/demo-tenant';
 export { Prisma } from './generated/client';
+export type {
+  Membership,
+  MembershipChange,
+  MembershipFreeze,
+  MembershipInvoice,
+  MembershipPlan,
+  MembershipUsage,
+  PlanBenefit,
+} from './generated/client';
 export { BookingStatus, ApiKeyRole } from './generated/enums';
 export type {
   OrderChannel,
@@ -16,4 +25,16 @@ export type {
   WalletEntryKind,
   WalletLotSource,
   WalletTokenKind,
+  MembershipBilling,
+  MembershipStatus,
+  MembershipSource,
+  UsageKind,
+  UsageStatus,
+  FreezeStatus,
+  ChangeKind,
+  ChangeTiming,
+  ChangeStatus,
+  RequestedBy,
+  AllowancePeriod,
+  PlanInterval,
 } from './generated/enums';

@@ -130,6 +130,8 @@ async function readDatabase(client: ClientBase) {
     LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
     WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped`);
   // Every index, keyed by what Prisma would call it; `::text` because pg does not parse name[].
+  // Partial indexes and exclusion constraints are left out: schema.prisma cannot state them, so
+  // they live in the migrations alone (like the CHECKs and triggers).
   const indexes = await client.query<{ table: string; name: string; kind: string; columns: string[] }>(`
     SELECT t.relname AS table, i.relname AS name,
            CASE WHEN x.indisprimary THEN 'primary key' WHEN x.indisunique THEN 'unique index' ELSE 'index' END AS kind,
@@ -139,7 +141,7 @@ async function readDatabase(client: ClientBase) {
     JOIN pg_class i ON i.oid = x.indexrelid
     JOIN pg_class t ON t.oid = x.indrelid
     JOIN pg_namespace n ON n.oid = t.relnamespace
-    WHERE n.nspname = 'public'`);
+    WHERE n.nspname = 'public' AND x.indpred IS NULL AND NOT x.indisexclusion`);
   const foreignKeys = await client.query<{
     table: string;
     name: string;

@@ -4,7 +4,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  * What a token is for. The purpose is part of the signed text, so a token made for one purpose
  * (say a check-in QR) is never accepted for another (say paying a booking).
  */
-export type TokenPurpose = 'booking' | 'check_in' | 'waiver' | 'manage' | 'order';
+export type TokenPurpose = 'booking' | 'check_in' | 'waiver' | 'manage' | 'order' | 'member' | 'membership_manage';
 
 export type TokenFailure = 'invalid' | 'expired';
 
@@ -32,7 +32,10 @@ const SINGLE_UUID = new RegExp(`^${UUID}$`, 'i');
 
 /**
  * The subject each purpose is issued for: a booking id, an order id (`order`: the buyer's view of
- * an online order), or for manage links `<bookingId>:<customerId>`.
+ * an online order), or for manage links `<bookingId>:<customerId>`; a member token (`member`,
+ * the card or QR a member shows) is `<membershipId>:<tokenVersion>`, so a holder change, which
+ * bumps the version, retires the previous holder's token; a member's self-service link
+ * (`membership_manage`) is the membership id.
  * Checked on every verification, so callers can hand the subject straight to queries on uuid
  * columns: a genuinely signed token whose subject has another shape (say one signed by hand with
  * a leaked or test secret) is invalid rather than a database error.
@@ -43,6 +46,8 @@ const SUBJECT_FORMS: Record<TokenPurpose, RegExp> = {
   waiver: SINGLE_UUID,
   manage: new RegExp(`^${UUID}:${UUID}$`, 'i'),
   order: SINGLE_UUID,
+  member: new RegExp(`^${UUID}:[1-9][0-9]{0,8}$`, 'i'),
+  membership_manage: SINGLE_UUID,
 };
 
 function mac(secret: string, purpose: TokenPurpose, payload: string): Buffer {

@@ -17,6 +17,12 @@ export {
 } from './payment-locks';
 export { lockRefund, type LockedRefund } from './refund-lock';
 export { lockOpenShift, type LockedShift } from './shift-lock';
+export {
+  lockMembership,
+  lockMembershipBySubscription,
+  lockMembershipUnlessBusy,
+  type LockedMembership,
+} from './membership-lock';
 export { lockOrder, lockOrderByPaymentIntent, lockOrderUnlessBusy, type LockedOrder } from './order-lock';
 export { lockSlot, lockSlots, shareSlot, type LockedSlot } from './slot-locks';
 export { ANY_TENANT, type TenantScope } from './tenant-scope';

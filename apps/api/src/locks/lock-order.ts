@@ -15,6 +15,8 @@ import type { Tx } from '@booking/db';
  * - slot: the seats; every change of booked seats goes through it.
  * - payment, wallet, gift_card: money; a payment's gift card after the payment; an order's
  *   wallets before its gift cards (both in id order).
+ * - membership: after the booking and slot that use it and the payment that pays it, before the
+ *   wallets and gift cards of a till order that sells it or takes its member discount.
  * - customer: last, so a booking's customer upsert never waits while holding a customer lock.
  *
  * Several rows of one kind are locked in id order, in one statement (see lockSlots).
@@ -28,6 +30,7 @@ export const LOCK_ORDER = [
   'refund',
   'slot',
   'payment',
+  'membership',
   'wallet',
   'gift_card',
   'customer',

@@ -96,7 +96,10 @@ export async function createWalletTopup(
         amount_cents: request.amount_cents,
         currency: request.currency,
         payment_intent_id: intent.id,
+        subscription_id: null,
         wallet_id: walletId,
+        membership_id: null,
+        plan_id: null,
         pay_by: payBy.toISOString(),
       },
     });

@@ -10,13 +10,15 @@ const Currency = Type.String({ minLength: 3, maxLength: 3 });
 export const OrderLineView = Type.Object(
   {
     line_id: Uuid,
-    type: Type.Union([Type.Literal('product'), Type.Literal('wallet_load')]),
+    type: Type.Union([Type.Literal('product'), Type.Literal('wallet_load'), Type.Literal('membership')]),
     sku: Type.Union([Type.String(), Type.Null()]),
     description: Type.String(),
     quantity: Type.Integer({ minimum: 1 }),
     unit_price_cents: Cents,
     total_cents: Cents,
     wallet_id: Type.Union([Uuid, Type.Null()], { description: 'the wallet a wallet_load line funds' }),
+    plan_id: Type.Union([Uuid, Type.Null()], { description: 'the plan a membership line sells' }),
+    membership_id: Type.Union([Uuid, Type.Null()], { description: 'the membership a membership line created' }),
     returned_cents: Type.Integer({
       minimum: 0,
       description: 'wallet_load: value taken back from the wallet by refunds of this line',
@@ -70,7 +72,7 @@ export const OrderView = Type.Object(
   {
     order_id: Uuid,
     channel: Type.Union([Type.Literal('online'), Type.Literal('pos')]),
-    kind: Type.Union([Type.Literal('wallet_topup'), Type.Literal('retail')]),
+    kind: Type.Union([Type.Literal('wallet_topup'), Type.Literal('retail'), Type.Literal('membership')]),
     status: Type.Union(
       [
         Type.Literal('pending_payment'),
@@ -84,15 +86,22 @@ export const OrderView = Type.Object(
     ),
     customer_id: NullableUuid,
     wallet_id: Type.Union([Uuid, Type.Null()], { description: 'the wallet an online top-up funds' }),
+    membership_id: Type.Union([Uuid, Type.Null()], {
+      description: 'the membership a membership order sells, or whose member discount a retail order used',
+    }),
     shift_id: NullableUuid,
     venue_id: NullableUuid,
     currency: Currency,
+    discount_cents: Type.Integer({ minimum: 0, description: 'taken off by the member discount; total is after it' }),
     total_cents: Cents,
     paid_cents: Type.Integer({ minimum: 0, description: 'online: the payment received; POS: tenders captured' }),
     refunded_cents: Cents,
     balance_due_cents: Type.Integer({ minimum: 0, description: 'total - paid, for a confirmed unpaid order' }),
     confirmed_unpaid: Type.Boolean({ description: 'a manager confirmed it without full payment' }),
     payment_intent_id: Type.Union([Type.String(), Type.Null()]),
+    subscription_id: Type.Union([Type.String(), Type.Null()], {
+      description: 'a recurring membership order: the Stripe Subscription its first invoice belongs to',
+    }),
     pay_by: Type.Union([Timestamp, Type.Null()], { description: 'online: cancelled if unpaid by then' }),
     review_reason: Type.Union([Type.String(), Type.Null()], {
       description: 'why a payment was not kept (paid_after_cancel: refunded automatically)',
@@ -123,7 +132,7 @@ export const OrdersQuery = Type.Object(
     status: Type.Optional(
       Type.Union(['pending_payment', 'paid', 'cancelled', 'open', 'confirmed', 'voided'].map((s) => Type.Literal(s))),
     ),
-    kind: Type.Optional(Type.Union([Type.Literal('wallet_topup'), Type.Literal('retail')])),
+    kind: Type.Optional(Type.Union([Type.Literal('wallet_topup'), Type.Literal('retail'), Type.Literal('membership')])),
     channel: Type.Optional(Type.Union([Type.Literal('online'), Type.Literal('pos')])),
     customer_id: Type.Optional(Uuid),
   },

@@ -24,7 +24,7 @@ export const ordersOpenApi: OpenApiFeature = {
           required: false,
           schema: literal(['pending_payment', 'paid', 'cancelled', 'open', 'confirmed', 'voided']),
         },
-        { name: 'kind', in: 'query', required: false, schema: literal(['wallet_topup', 'retail']) },
+        { name: 'kind', in: 'query', required: false, schema: literal(['wallet_topup', 'retail', 'membership']) },
         { name: 'channel', in: 'query', required: false, schema: literal(['online', 'pos']) },
         { name: 'customer_id', in: 'query', required: false, schema: { type: 'string', format: 'uuid' } },
       ],

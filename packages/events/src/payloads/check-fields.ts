@@ -6,6 +6,15 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 if (!FormatRegistry.Has('uuid')) FormatRegistry.Set('uuid', (value) => UUID.test(value));
 if (!FormatRegistry.Has('date-time'))
   FormatRegistry.Set('date-time', (value) => !Number.isNaN(Date.parse(value)) && /T/.test(value));
+/** A real calendar day (2026-02-30 is refused), as DateOnly() fields carry. */
+function isDay(value: string): boolean {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  if (!match) return false;
+  const [year, month, day] = match.slice(1).map(Number) as [number, number, number];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+if (!FormatRegistry.Has('date')) FormatRegistry.Set('date', (value) => isDay(value));
 
 const strict = new Map<string, TObject>();
 /** The event's fields schema with nothing beyond its properties. */

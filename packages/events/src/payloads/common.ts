@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 
 /** Ids are uuids; an actor is the id of the API key that acted. */
 export const Id = (description?: string) => Type.String({ format: 'uuid', ...(description && { description }) });
@@ -6,7 +6,9 @@ export const Cents = (description?: string) => Type.Integer({ ...(description &&
 export const Currency = Type.String({ minLength: 3, maxLength: 3, description: 'ISO 4217 code' });
 export const Timestamp = (description?: string) =>
   Type.String({ format: 'date-time', ...(description && { description }) });
-export const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T, description?: string) =>
+/** A calendar day, `YYYY-MM-DD`, with no time of day or zone. */
+export const DateOnly = (description?: string) => Type.String({ format: 'date', ...(description && { description }) });
+export const Nullable = <T extends TSchema>(schema: T, description?: string) =>
   Type.Union([schema, Type.Null()], description ? { description } : {});
 
 /** What every booking event says about its booking, read in the producer's transaction. */
@@ -22,7 +24,7 @@ export const BookingSubject = {
 export const CommonFields = {
   event_id: Id('the event (the same for every endpoint and attempt)'),
   schema_version: Type.Integer({ description: 'the version of this event’s data' }),
-  entity_type: Type.String({ description: 'booking, customer, wallet, order or shift' }),
+  entity_type: Type.String({ description: 'booking, customer, wallet, membership, order or shift' }),
   entity_id: Id('the id of the entity the event is about'),
 };
 

@@ -1,6 +1,7 @@
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
 import { BookingEvents, BookingSecretFields } from './booking';
 import { CommonFields, CustomerContactAtDelivery } from './common';
+import { MembershipEvents, MembershipSecretFields } from './memberships';
 import { MoneyEvents } from './money';
 import { OrderEvents } from './orders';
 import { PeopleEvents } from './people';
@@ -11,14 +12,21 @@ import { WalletEvents } from './wallets';
  * typed by (recordEvent), the webhook docs are generated from and the receiver package narrows
  * with. Free of I/O so receivers can import its types alone.
  */
-export const EVENT_FIELDS = { ...BookingEvents, ...MoneyEvents, ...PeopleEvents, ...OrderEvents, ...WalletEvents };
+export const EVENT_FIELDS = {
+  ...BookingEvents,
+  ...MoneyEvents,
+  ...PeopleEvents,
+  ...OrderEvents,
+  ...WalletEvents,
+  ...MembershipEvents,
+};
 
 export type RecordedEventName = keyof typeof EVENT_FIELDS;
 
 /** What each event is about: the spec's subjects, plus `shift` for POS register events. */
 export type EntityType = 'booking' | 'customer' | 'wallet' | 'membership' | 'order' | 'shift';
 
-/** Money events about a booking's payment or an order's. */
+/** Money events about a booking's payment or an order's, and member discounts on either. */
 const BOOKING_OR_ORDER = ['booking', 'order'] as const;
 
 export const EVENT_ENTITY = {
@@ -51,6 +59,32 @@ export const EVENT_ENTITY = {
   'wallet.refund_review_required': 'wallet',
   'wallet.expired': 'wallet',
   'wallet.access_changed': 'wallet',
+  'membership.activated': 'membership',
+  'membership.imported': 'membership',
+  'membership.expired': 'membership',
+  'membership.benefit_used': 'membership',
+  'membership.guest_pass_used': 'membership',
+  // Reserving visits is about the booking they are reserved for.
+  'membership.visits_reserved': 'booking',
+  // A member discount is applied to a booking or to a retail order.
+  'membership.discount_used': BOOKING_OR_ORDER,
+  'membership.frozen': 'membership',
+  'membership.unfrozen': 'membership',
+  'membership.holder_changed': 'membership',
+  'membership.holder_photo_captured': 'membership',
+  'membership.subscription_started': 'membership',
+  'membership.payment_succeeded': 'membership',
+  'membership.renewed': 'membership',
+  'membership.payment_failed': 'membership',
+  'membership.past_due': 'membership',
+  'membership.paused_for_payment': 'membership',
+  'membership.ended': 'membership',
+  'membership.plan_change_requested': 'membership',
+  'membership.plan_changed': 'membership',
+  'membership.plan_change_cancelled': 'membership',
+  'membership.freeze_booked': 'membership',
+  'membership.freeze_cancelled': 'membership',
+  'membership.price_change_scheduled': 'membership',
 } as const satisfies Record<RecordedEventName, EntityType | readonly EntityType[]>;
 
 /** The entity types event `N` may be about. */
@@ -60,10 +94,11 @@ export type EntityOf<N extends RecordedEventName> = Extract<
 >;
 
 /** Fields an event carries that are bearer secrets: sealed in the outbox, opened only to send. */
-export const EVENT_SECRET_FIELDS: Partial<Record<RecordedEventName, TObject>> = BookingSecretFields;
+const SECRET_FIELDS = { ...BookingSecretFields, ...MembershipSecretFields };
+export const EVENT_SECRET_FIELDS: Partial<Record<RecordedEventName, TObject>> = SECRET_FIELDS;
 
-type SecretsOf<N extends RecordedEventName> = N extends keyof typeof BookingSecretFields
-  ? Static<(typeof BookingSecretFields)[N]>
+type SecretsOf<N extends RecordedEventName> = N extends keyof typeof SECRET_FIELDS
+  ? Static<(typeof SECRET_FIELDS)[N]>
   : never;
 
 /** What a producer records for event `N` (besides the common fields recordEvent adds). */

@@ -12,12 +12,23 @@ const TenderType = Type.Union([
 export const OrderEvents = {
   'order.created': Type.Object({
     order_id: Id(),
-    kind: Type.Literal('wallet_topup', { description: 'what the order buys' }),
+    kind: Type.Union([Type.Literal('wallet_topup'), Type.Literal('membership')], {
+      description: 'what the order buys',
+    }),
     customer_id: Id('the buyer'),
     amount_cents: Cents('what the buyer is asked to pay'),
     currency: Currency,
-    payment_intent_id: Type.String({ description: 'the Stripe PaymentIntent the buyer pays' }),
+    payment_intent_id: Nullable(
+      Type.String(),
+      'the Stripe PaymentIntent the buyer pays (wallet top-ups, fixed-term memberships); null for a subscription',
+    ),
+    subscription_id: Nullable(
+      Type.String(),
+      'the Stripe Subscription whose first invoice the buyer pays (recurring memberships); null otherwise',
+    ),
     wallet_id: Nullable(Id(), 'the wallet a wallet_topup funds'),
+    membership_id: Nullable(Id(), 'the membership a membership order sells, pending until paid'),
+    plan_id: Nullable(Id(), 'the plan a membership order sells'),
     pay_by: Timestamp('when the order is cancelled if still unpaid'),
   }),
   'order.confirmed': Type.Object({
