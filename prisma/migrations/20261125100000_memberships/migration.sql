@@ -232,6 +232,7 @@ CREATE TABLE "membership_changes" (
     "requested_by" "requested_by" NOT NULL,
     "actor_key_id" UUID,
     "invoice_id" TEXT,
+    "provider_applied_at" TIMESTAMPTZ(3),
     "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "resolved_at" TIMESTAMPTZ(3),
 

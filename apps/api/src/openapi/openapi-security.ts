@@ -36,6 +36,13 @@ export const SECURITY_SCHEMES = {
     description:
       'The order_token of POST /api/orders/wallet-topups: reads that order only, for BOOKING_TOKEN_TTL_SECONDS (1 hour).',
   },
+  membershipToken: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Membership-Token',
+    description:
+      "The manage_token of a membership purchase (or of POST /api/v1/memberships/{id}/tokens): the member's self-service for that membership (freeze, plan change, cancel), for MEMBER_TOKEN_TTL_DAYS. Used only when no Authorization header is sent.",
+  },
   manageToken: {
     type: 'apiKey',
     in: 'header',
@@ -85,3 +92,15 @@ export const managerKeyOrManageToken: Access = {
     token_expired: 'X-Manage-Token has expired: the slot has started',
   },
 };
+
+/** A tenant API key of at least `role`, or the member's self-service token for the membership in the path. */
+export function keyOrMembershipToken(role: Role): Access {
+  return {
+    security: [{ apiKey: [] }, { membershipToken: [] }],
+    errors: {
+      ...apiKeyOf(role).errors,
+      invalid_token: 'X-Membership-Token is not genuine or is for another membership',
+      token_expired: 'X-Membership-Token has expired',
+    },
+  };
+}
