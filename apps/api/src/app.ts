@@ -19,6 +19,7 @@ import { posRoutes } from './pos/pos-routes';
 import { refundRoutes } from './refunds/refund-routes';
 import { queueDashboardRoutes } from './webhooks/queue-dashboard';
 import { webhookRoutes } from './webhooks/webhook-routes';
+import { membershipRoutes } from './memberships/membership-routes';
 import { walletRoutes } from './wallets/wallet-routes';
 import { waiverRoutes } from './waivers/waiver-routes';
 import { widgetRoutes } from './widget/widget-routes';
@@ -56,6 +57,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(onlineOrderRoutes(deps));
   app.use(orderRoutes(deps));
   app.use(walletRoutes(deps));
+  app.use(membershipRoutes(deps));
   app.use(refundRoutes(deps));
   app.use(paymentIntentRoutes(deps));
   app.use(webhookRoutes(deps));

@@ -11,6 +11,7 @@ import { ordersOpenApi } from '../orders/orders-openapi';
 import { posOrdersOpenApi } from '../pos-orders/pos-orders-openapi';
 import { posOpenApi } from '../pos/pos-openapi';
 import { refundsOpenApi } from '../refunds/refunds-openapi';
+import { membershipsOpenApi } from '../memberships/memberships-openapi';
 import { walletsOpenApi } from '../wallets/wallets-openapi';
 import { waiversOpenApi } from '../waivers/waivers-openapi';
 import { webhookEndpointsOpenApi } from '../webhooks/webhook-endpoints-openapi';
@@ -37,6 +38,7 @@ const FEATURES: OpenApiFeature[] = [
   onlineOrdersOpenApi,
   ordersOpenApi,
   walletsOpenApi,
+  membershipsOpenApi,
   refundsOpenApi,
   webhookEndpointsOpenApi,
   healthOpenApi,
