@@ -2,10 +2,13 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
+import { createBillingState, type FakeBilling } from './fake-stripe-billing';
+import { billingRouter } from './fake-stripe-billing-routes';
 
 // A small stand-in for the Stripe HTTP API, enough for the app's real `stripe` SDK pointed at it
 // through STRIPE_API_BASE: PaymentIntents (create, retrieve, cancel) and refunds, with Stripe's
-// Idempotency-Key behaviour, a log of every request, and refund failures on demand.
+// Idempotency-Key behaviour, a log of every request, and refund failures on demand. Stripe Billing
+// (customers, prices, subscriptions, invoices) is in fake-stripe-billing*.ts.
 
 type Form = Record<string, unknown>;
 
@@ -63,6 +66,8 @@ export interface FakeStripe {
   failNextRefunds(count: number): void;
   /** Marks an intent paid, as Stripe does when the customer's card clears, and returns it. */
   succeed(intentId: string): FakePaymentIntent;
+  /** Stripe Billing: its objects by id, and controls for what Stripe does on its own (renewals, retries). */
+  billing: FakeBilling;
   /** Requests matching a method and path (exact string, or a RegExp). */
   requestsTo(method: string, path: string | RegExp): RecordedRequest[];
   stop(): Promise<void>;
@@ -115,6 +120,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   // Like Stripe: the first request with a key fixes the answer; the same key again replays it.
   const idempotent = new Map<string, { fingerprint: string; reply: Reply }>();
   let refundFailures = 0;
+  const billing = createBillingState(intents);
+  const routeBilling = billingRouter(billing);
 
   function createIntent(body: Form): Reply {
     const amount = toInt(body.amount);
@@ -192,6 +199,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   }
 
   function route(method: string, path: string, body: Form): Reply {
+    const billed = routeBilling(method, path, body);
+    if (billed) return billed;
     if (method === 'POST' && path === '/v1/payment_intents') return createIntent(body);
     const match = /^\/v1\/payment_intents\/([^/]+)$/.exec(path);
     if (method === 'GET' && match) {
@@ -242,7 +251,9 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       const method = req.method ?? 'GET';
       const url = new URL(req.url ?? '/', 'http://fake-stripe');
       const path = url.pathname;
-      const body = method === 'GET' ? parseStripeForm(url.searchParams.toString()) : parseStripeForm(text);
+      // The SDK sends a GET's and a DELETE's parameters in the query string.
+      const inQuery = method === 'GET' || method === 'DELETE';
+      const body = parseStripeForm(inQuery ? url.searchParams.toString() : text);
       const keyHeader = req.headers['idempotency-key'];
       const idempotencyKey = Array.isArray(keyHeader) ? keyHeader[0] : keyHeader;
 
@@ -286,6 +297,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     requests,
     intents,
     refunds,
+    billing,
     failNextRefunds(count: number) {
       refundFailures = count;
     },
