@@ -1,7 +1,9 @@
 import type { Db } from '@booking/db';
+import type { Logger } from '@booking/logging';
 import { recordEvent } from '@booking/events';
 import Stripe from 'stripe';
-import { lockOrderUnlessBusy } from '../locks';
+import { ANY_TENANT, lockMembership, lockOrderUnlessBusy } from '../locks';
+import { cancelSubscriptionAtProvider } from '../membership-sales/cancel-subscription-order';
 
 const BATCH = 50;
 
@@ -16,25 +18,56 @@ const BATCH = 50;
  * pending_payment, so each order.cancelled is recorded once. An order whose PaymentIntent was
  * never created (the provider failed at purchase) had no order.created, and is cancelled
  * without an event. Returns how many orders were cancelled.
+ *
+ * A membership order is paid by a PaymentIntent (fixed-term) or by its subscription's first
+ * invoice (recurring, pay_by 23 h 10 min after the purchase, after Stripe's own 23-hour expiry of
+ * an incomplete subscription): the subscription is cancelled first (or found expired), and a
+ * subscription already paid is left to its invoice.paid. The pending membership is cancelled
+ * with its order.
  */
-export async function cancelUnpaidOrders(deps: { db: Db; stripe: Stripe | null }, now = new Date()): Promise<number> {
+export async function cancelUnpaidOrders(
+  deps: { db: Db; stripe: Stripe | null; logger?: Logger },
+  now = new Date(),
+): Promise<number> {
   const due = await deps.db.order.findMany({
     where: { channel: 'online', status: 'pending_payment', payBy: { lte: now } },
-    select: { id: true, paymentIntentId: true },
+    select: { id: true, paymentIntentId: true, stripeSubscriptionId: true, membershipId: true },
     orderBy: { payBy: 'asc' },
     take: BATCH,
   });
   let cancelled = 0;
   for (const order of due) {
-    if (order.paymentIntentId) {
+    if (order.paymentIntentId || order.stripeSubscriptionId) {
       // Without the provider configured nothing can be asked; the order waits for it.
-      if (!deps.stripe || !(await cancelAtProvider(deps.stripe, order.paymentIntentId))) continue;
+      if (!deps.stripe) continue;
+      const stripe = deps.stripe;
+      // A membership's subscription is cancelled (or found expired) before the order is. One
+      // order the provider will not answer about must not hold back the others: it is logged
+      // and asked about again on the next run.
+      const unpayable = await (
+        order.paymentIntentId
+          ? cancelAtProvider(stripe, order.paymentIntentId)
+          : cancelSubscriptionAtProvider(stripe, order.stripeSubscriptionId!)
+      ).catch((error: unknown) => {
+        deps.logger?.warn({ err: error, order_id: order.id }, 'unpaid order: the provider did not cancel its payment');
+        return false;
+      });
+      if (!unpayable) continue;
     }
     const done = await deps.db.$transaction(async (tx) => {
       const locked = await lockOrderUnlessBusy(tx, order.id);
       if (!locked || locked.status !== 'pending_payment') return false;
-      await tx.order.update({ where: { id: locked.id }, data: { status: 'cancelled', cancelledAt: new Date() } });
-      if (locked.paymentIntentId) {
+      const cancelledAt = new Date();
+      await tx.order.update({ where: { id: locked.id }, data: { status: 'cancelled', cancelledAt } });
+      // The membership it was selling ends with it (no event of its own: order.cancelled says it).
+      const membership = order.membershipId ? await lockMembership(tx, ANY_TENANT, order.membershipId) : undefined;
+      if (membership?.status === 'pending_payment') {
+        await tx.membership.update({
+          where: { id: membership.id },
+          data: { status: 'cancelled', endedAt: cancelledAt, endReason: 'unpaid' },
+        });
+      }
+      if (locked.paymentIntentId || order.stripeSubscriptionId) {
         await recordEvent(tx, {
           tenantId: locked.tenantId,
           name: 'order.cancelled',

@@ -17,10 +17,17 @@ export function authenticateOrderToken(config: Config, token: string | undefined
   }
 }
 
-/** What the buyer's page polls after paying: whether the top-up went through. */
+/** What the buyer's page polls after paying: whether the top-up or membership purchase went through. */
 export async function getBuyerOrder(db: Db, tenantId: string, orderId: string): Promise<BuyerOrder> {
-  const order = await db.order.findFirst({ where: { id: orderId, tenantId, channel: 'online' } });
-  if (!order || order.kind !== 'wallet_topup' || !order.walletId || !order.payBy) {
+  const order = await db.order.findFirst({
+    where: { id: orderId, tenantId, channel: 'online' },
+    include: { lines: { where: { type: 'membership' }, select: { planId: true } } },
+  });
+  const shaped =
+    order?.kind === 'wallet_topup'
+      ? order.walletId !== null
+      : order?.kind === 'membership' && order.membershipId !== null;
+  if (!order || !shaped || !order.payBy || (order.kind !== 'wallet_topup' && order.kind !== 'membership')) {
     throw new AppError('order_not_found');
   }
   return {
@@ -30,6 +37,8 @@ export async function getBuyerOrder(db: Db, tenantId: string, orderId: string): 
     amount_cents: order.totalCents,
     currency: order.currency,
     wallet_id: order.walletId,
+    membership_id: order.kind === 'membership' ? order.membershipId : null,
+    plan_id: order.lines[0]?.planId ?? null,
     pay_by: order.payBy.toISOString(),
     paid_at: order.paidAt?.toISOString() ?? null,
     cancelled_at: order.cancelledAt?.toISOString() ?? null,

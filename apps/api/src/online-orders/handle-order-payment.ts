@@ -4,6 +4,7 @@ import { recordEvent } from '@booking/events';
 import { isUuid } from '@booking/domain';
 import type Stripe from 'stripe';
 import { ANY_TENANT, lockOrder, lockWallet } from '../locks';
+import { payMembershipOrder } from '../membership-sales/pay-membership-order';
 import { recordFunded } from '../wallets/wallet-events';
 import { creditWallet, fitsInWallet, fundsExpiry } from '../wallets/wallet-ledger';
 import { refundLatePayment } from './refund-late-payment';
@@ -11,7 +12,8 @@ import { refundLatePayment } from './refund-late-payment';
 type Deps = { db: Db; config: Config; stripe: Stripe };
 
 /**
- * `payment_intent.succeeded` for an online order: the order is paid and its wallet funded,
+ * `payment_intent.succeeded` for an online order: the order is paid and its wallet funded (a
+ * membership order's membership is activated instead, see payMembershipOrder),
  * exactly once however often and however concurrently the provider notifies. An exact
  * duplicate stops at provider_events (insert-first); another event about the same payment waits
  * on the order lock and then finds it paid.
@@ -39,6 +41,8 @@ export async function handleOrderPaymentSucceeded(
     if (!order || order.channel !== 'online' || intent.metadata?.tenant_id !== order.tenantId) return false;
     // Its PaymentIntent is stored after the provider answered; a very quick payment may come first.
     if (order.paymentIntentId !== null && order.paymentIntentId !== intent.id) return false;
+    // A fixed-term membership's payment activates it instead of funding a wallet.
+    if (order.kind === 'membership') return payMembershipOrder(tx, order, intent, paidCents, first === 0);
     if (first === 0 || order.status === 'paid') return order.reviewReason !== null && order.refundedCents === 0;
 
     const matches = paidCents === order.totalCents && intent.currency.toUpperCase() === order.currency;

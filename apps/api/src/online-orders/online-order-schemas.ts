@@ -52,11 +52,15 @@ export type WalletTopupResponse = Static<typeof WalletTopupResponse>;
 export const BuyerOrder = Type.Object(
   {
     order_id: Uuid,
-    kind: Type.Literal('wallet_topup'),
+    kind: Type.Union([Type.Literal('wallet_topup'), Type.Literal('membership')]),
     status: orderStatus,
     amount_cents: Type.Integer({ minimum: 1 }),
     currency: Type.String({ minLength: 3, maxLength: 3 }),
-    wallet_id: Uuid,
+    wallet_id: Type.Union([Uuid, Type.Null()], { description: 'wallet_topup: the wallet funded; null otherwise' }),
+    membership_id: Type.Union([Uuid, Type.Null()], {
+      description: 'membership: the membership sold (active once paid); null otherwise',
+    }),
+    plan_id: Type.Union([Uuid, Type.Null()], { description: 'membership: the plan sold; null otherwise' }),
     pay_by: Timestamp,
     paid_at: Type.Union([Timestamp, Type.Null()]),
     cancelled_at: Type.Union([Timestamp, Type.Null()]),

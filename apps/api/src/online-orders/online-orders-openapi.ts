@@ -6,7 +6,7 @@ import { BuyerOrder, WalletTopupRequest, WalletTopupResponse } from './online-or
 export const onlineOrdersOpenApi: OpenApiFeature = {
   tag: {
     name: 'Online orders',
-    description: 'Anonymous purchases paid through Stripe: wallet top-ups.',
+    description: 'Anonymous purchases paid through Stripe: wallet top-ups (memberships are under Membership sales).',
   },
   operations: [
     {
@@ -43,7 +43,7 @@ export const onlineOrdersOpenApi: OpenApiFeature = {
       method: 'get',
       path: '/api/orders/{id}',
       operationId: 'getBuyerOrder',
-      summary: "The buyer's view of an online order, for polling after paying",
+      summary: "The buyer's view of an online order (a wallet top-up or a membership), for polling after paying",
       access: orderToken,
       parameters: [uuidPathParam('the order id')],
       responses: { 200: ok('The order', BuyerOrder) },

@@ -27,7 +27,7 @@ export function posOrderRoutes(deps: AppDeps): Router {
   const once = idempotencyFor(deps.redis, deps.config);
 
   router.post('/api/pos/orders', staff, once('pos-order', byApiKey), async (req, res) => {
-    res.status(201).json(await openPosOrder(deps.db, operatorOf(req), parseOpen(req.body)));
+    res.status(201).json(await openPosOrder(deps, operatorOf(req), parseOpen(req.body)));
   });
   router.post('/api/pos/orders/:id/tenders', staff, once('pos-order-tender', byApiKey), async (req, res) => {
     res.status(201).json(await addTender(deps, operatorOf(req), orderId(req), parseTender(req.body)));

@@ -22,12 +22,35 @@ const WalletLoadLine = Type.Object(
   { additionalProperties: false },
 );
 
+const MembershipLine = Type.Object(
+  {
+    type: Type.Literal('membership'),
+    plan_id: Type.String({
+      format: 'uuid',
+      description: 'an active fixed-term plan in the order currency (recurring plans are sold online)',
+    }),
+    customer_id: Type.String({ format: 'uuid', description: 'the owner, who pays for the membership' }),
+    holder_customer_id: Type.Optional(
+      Type.String({ format: 'uuid', description: 'the holder who uses it; default: the owner' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const OpenPosOrderRequest = Type.Object(
   {
     shift_id: Type.String({ format: 'uuid', description: 'the open shift of the till taking the order' }),
     currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code, upper-case' }),
     customer_id: Type.Optional(Uuid),
-    lines: Type.Array(Type.Union([ProductLine, WalletLoadLine]), { minItems: 1, maxItems: 50 }),
+    lines: Type.Array(Type.Union([ProductLine, WalletLoadLine, MembershipLine]), { minItems: 1, maxItems: 50 }),
+    membership_token: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        description:
+          "a member's token: the plan's member discount comes off the product lines (discount_cents) when the plan discounts retail",
+      }),
+    ),
   },
   { additionalProperties: false, $id: 'OpenPosOrderRequest' },
 );

@@ -24,7 +24,7 @@ export const posOrdersOpenApi: OpenApiFeature = {
       operationId: 'openPosOrder',
       summary: 'Open a retail order on an open shift (staff+)',
       description:
-        'Product lines, and wallet_load lines that fund a wallet when the order settles. No event until it settles.',
+        "Product lines, wallet_load lines that fund a wallet when the order settles, and membership lines that sell a fixed-term plan at its price (the membership is pending until the order settles, cancelled if it is voided). With membership_token, the plan's member discount (percent of the product lines, rounded down) comes off: discount_cents and membership_id, total_cents after it; membership.discount_used is recorded when the order settles. No event until it settles.",
       access: apiKeyOf('staff'),
       idempotency: 'Scoped to the route and the API key',
       requestBody: {
@@ -47,6 +47,14 @@ export const posOrdersOpenApi: OpenApiFeature = {
         customer_not_found: 'customer_id names no customer of this tenant',
         wallet_not_found: 'a wallet_load line names no wallet of this tenant (detail.wallet_id)',
         wallet_currency_mismatch: "a wallet_load line's wallet is in another currency",
+        membership_plan_not_found: "a membership line's plan_id is not one of this tenant's plans (detail.plan_id)",
+        plan_not_active: "a membership line's plan is no longer sold",
+        plan_invalid:
+          "a membership line's plan is recurring (sold online only: a subscription needs the member's card) or in another currency",
+        member_token_invalid:
+          'membership_token is forged, expired, of another tenant or of an earlier holder, or names no membership',
+        membership_not_active: "the member's membership is not active or past due (detail.status)",
+        discount_not_applicable: "the member's plan gives no member discount on retail orders",
       },
     },
     {
@@ -89,7 +97,7 @@ export const posOrdersOpenApi: OpenApiFeature = {
       operationId: 'settlePosOrder',
       summary: 'Settle an open order: capture its tenders and confirm it (staff+; unpaid: manager+)',
       description:
-        'Records order.confirmed, one wallet.spent per wallet tender, one gift_card.redeemed per gift card tender (entity_type order, no code), and one wallet.funded per wallet_load line, in one transaction. With unpaid: true a manager confirms an order its tenders do not cover: confirmed_unpaid and balance_due_cents say so, in the answer and the event.',
+        'Records order.confirmed, one wallet.spent per wallet tender, one gift_card.redeemed per gift card tender (entity_type order, no code), one wallet.funded per wallet_load line, and one membership.activated (channel pos) per membership line, in one transaction. With unpaid: true a manager confirms an order its tenders do not cover: confirmed_unpaid and balance_due_cents say so, in the answer and the event.',
       access: apiKeyOf('staff'),
       parameters: [orderId],
       requestBody: { schema: SettlePosOrderRequest, example: {}, required: false },
@@ -102,6 +110,7 @@ export const posOrdersOpenApi: OpenApiFeature = {
         order_not_open: 'the order was settled or voided (also by a concurrent request)',
         order_not_fully_paid: 'the tenders do not cover the total (detail.balance_due_cents)',
         wallet_load_unpaid: 'an order confirmed unpaid cannot fund a wallet',
+        membership_unpaid: 'an order confirmed unpaid cannot activate the memberships it sells',
         wallet_limit_exceeded: 'the wallet_load would take its wallet past 1000000000: stored value is capped',
       },
     },

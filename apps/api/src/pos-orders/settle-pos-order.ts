@@ -3,8 +3,10 @@ import type { Db } from '@booking/db';
 import { AppError } from '@booking/domain';
 import { recordEvent } from '@booking/events';
 import { lockGiftCards, lockOpenShift, lockOrder, lockWallets } from '../locks';
+import { recordRetailDiscount } from '../membership-uses/retail-discount';
 import type { Operator } from '../operators/api-key-auth';
 import type { OrderView } from '../orders/order-schemas';
+import { activatePosMemberships, lockOrderMemberships } from '../membership-sales/pos-membership-lines';
 import { loadOrderView } from '../orders/order-view';
 import { recordFunded } from '../wallets/wallet-events';
 import { creditWallet, debitWallet, fundsExpiry } from '../wallets/wallet-ledger';
@@ -12,7 +14,8 @@ import { creditWallet, debitWallet, fundsExpiry } from '../wallets/wallet-ledger
 /**
  * Settles an open till order in one transaction: every held tender is captured (wallet value
  * leaves the wallet: wallet.spent; gift card value leaves the card: gift_card.redeemed), every
- * wallet load funds its wallet (wallet.funded), and order.confirmed says what was paid.
+ * wallet load funds its wallet (wallet.funded), every membership line's membership is activated
+ * (membership.activated, channel pos), and order.confirmed says what was paid.
  *
  * Tenders must cover the total, unless a manager confirms it unpaid: the order and its event
  * then say so (confirmed_unpaid, balance_due_cents), because confirmation alone does not prove
@@ -47,7 +50,16 @@ export async function settlePosOrder(
     if (balanceDue > 0 && loads.length > 0) {
       throw new AppError('wallet_load_unpaid', { balance_due_cents: balanceDue });
     }
+    // As for wallet loads: an unpaid membership is never activated. Its memberships are locked
+    // after the order and before any wallet.
+    if (balanceDue > 0 && lines.some((line) => line.type === 'membership')) {
+      throw new AppError('membership_unpaid', { balance_due_cents: balanceDue });
+    }
+    const memberships = await lockOrderMemberships(tx, operator.tenantId, lines);
 
+    // The member discount (fixed when the order was opened) becomes a use of its membership,
+    // locked before any wallet.
+    await recordRetailDiscount(tx, pre, operator.keyId);
     const wallets = await lockWallets(tx, [
       ...tenders.flatMap((tender) => (tender.walletId ? [tender.walletId] : [])),
       ...loads.map((line) => line.walletId!),
@@ -113,6 +125,8 @@ export async function settlePosOrder(
       });
       await recordFunded(tx, wallet, { orderId, lotId, amountCents: line.totalCents, expiresAt, channel: 'pos' });
     }
+
+    await activatePosMemberships(tx, orderId, memberships, lines, now);
 
     await tx.order.update({
       where: { id: orderId },

@@ -4,6 +4,7 @@ import type Stripe from 'stripe';
 import { lockGiftCards, lockOrder, lockWallets, type LockedOrder } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
 import type { OrderView } from '../orders/order-schemas';
+import { cancelPosMemberships, lockOrderMemberships } from '../membership-sales/pos-membership-lines';
 import { loadOrderView } from '../orders/order-view';
 import { releaseWalletHold } from '../wallets/wallet-ledger';
 import { refundVoidedCardTenders } from './refund-voided-card-tenders';
@@ -11,12 +12,18 @@ import { refundVoidedCardTenders } from './refund-voided-card-tenders';
 /**
  * Voids an open till order the caller has locked: every wallet and gift card hold is released,
  * cash is handed back (its tender released, so the shift does not count it), and each card
- * tender gets a pending refund row, sent to the provider after the commit. No event: the
+ * tender gets a pending refund row, sent to the provider after the commit; the memberships the
+ * order was selling are cancelled. No event: the
  * catalogue has none for a void, and nothing was sold.
  */
 export async function voidLockedOrder(tx: Tx, order: LockedOrder, actorKeyId: string | null): Promise<void> {
   if (order.status !== 'open') throw new AppError('order_not_open', { status: order.status });
   const tenders = await tx.orderTender.findMany({ where: { orderId: order.id, status: 'held' } });
+  const memberships = await lockOrderMemberships(
+    tx,
+    order.tenantId,
+    await tx.orderLine.findMany({ where: { orderId: order.id, type: 'membership' } }),
+  );
   const wallets = await lockWallets(
     tx,
     tenders.flatMap((tender) => (tender.walletId ? [tender.walletId] : [])),
@@ -57,6 +64,7 @@ export async function voidLockedOrder(tx: Tx, order: LockedOrder, actorKeyId: st
       });
     }
   }
+  await cancelPosMemberships(tx, memberships, now);
   await tx.order.update({ where: { id: order.id }, data: { status: 'voided', voidedAt: now } });
 }
 
