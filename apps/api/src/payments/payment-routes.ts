@@ -11,6 +11,8 @@ import type { PaymentIntentResponse, StripeWebhookResponse } from './payment-sch
 import { orderOfPayment, reconcileOrderRefunds } from '../orders/reconcile-order-refunds';
 import { reconcileProviderRefunds, refundsOfCharge } from '../refunds/reconcile-provider-refunds';
 import { idOf } from './stripe-ids';
+import { handlePendingUpdateExpired } from '../membership-changes/expire-pending-update';
+import { handleMembershipBillingEvent, isMembershipBillingEvent } from '../membership-billing/handle-billing-event';
 
 export function paymentIntentRoutes(deps: AppDeps): Router {
   const router = Router();
@@ -79,6 +81,12 @@ export function stripeWebhookRoutes(deps: AppDeps): Router {
         // Disputes matter for the value a payment funded; a booking's are handled at Stripe.
         const orderId = await orderOfPayment(deps.db, idOf(event.data.object.payment_intent));
         if (orderId) await reconcileOrderRefunds(deps.db, event, orderId, { dispute: event.data.object });
+      } else if (event.type === 'customer.subscription.pending_update_expired') {
+        // An upgrade made now whose invoice was not paid in time: the plan change fails.
+        await handlePendingUpdateExpired(deps.db, event.id, event.data.object);
+      } else if (isMembershipBillingEvent(event)) {
+        // Recurring memberships: re-read from Stripe and converged, whatever order events come in.
+        await handleMembershipBillingEvent({ db: deps.db, config: deps.config, stripe }, event);
       }
       res.json({ received: true } satisfies StripeWebhookResponse);
     },

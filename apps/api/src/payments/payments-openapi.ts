@@ -59,6 +59,10 @@ export const paymentsOpenApi: OpenApiFeature = {
         invalid_body: 'the body is not encoded as its Content-Encoding says',
         invalid_signature: 'Stripe-Signature is missing or does not match the body',
         payments_not_configured: notConfigured,
+        payment_provider_error:
+          'a membership billing event, and Stripe refused to read the subscription again; Stripe redelivers it',
+        service_unavailable:
+          'a membership billing event, and Stripe did not answer when read again; Stripe redelivers it',
       },
     },
   ],

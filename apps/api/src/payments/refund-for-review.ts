@@ -4,6 +4,7 @@ import Stripe from 'stripe';
 import { returnGiftCardPart } from '../gift-cards/return-gift-card-part';
 import type { HoldStore } from '../holds/hold-store';
 import { ANY_TENANT, findBookingForUpdate, lockPaymentByReference } from '../locks';
+import { releaseBookingUses } from '../membership-uses/booking-uses';
 
 /**
  * Gives back a card payment that could not buy its seats (or arrived for a booking that was no
@@ -52,6 +53,7 @@ export async function refundForReview(
     await returnGiftCardPart(tx, bookingId);
 
     await tx.booking.update({ where: { id: bookingId }, data: { status: 'refunded' } });
+    await releaseBookingUses(tx, bookingId);
     await recordEvent(tx, {
       tenantId: booking.tenantId,
       name: 'booking.refunded',

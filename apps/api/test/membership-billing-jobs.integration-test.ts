@@ -1,0 +1,177 @@
+import type { DemoTenant } from '@booking/db';
+import {
+  createIsolatedDatabase,
+  createTestApp,
+  deliverStripeEvent,
+  type FakeInvoice,
+  type FakeStripe,
+  pendingRecurringMembership,
+  seedTenant,
+  signedBillingEvent,
+  startFakeStripe,
+  stopFakeStripe,
+  stripeEnv,
+  TEST_WEBHOOK_SECRET,
+  type TestApp,
+} from '@booking/test-kit';
+import { endUnpaidMemberships } from '../src/membership-billing/end-unpaid-memberships';
+import { reconcileMemberships } from '../src/membership-billing/reconcile-memberships';
+
+// The recurring-billing jobs as the lifecycle worker runs them, two at once on separate
+// connection pools as two worker pods would: the grace job ending memberships whose payment
+// never came, and the reconcile job repairing what lost notifications left behind. The jobs
+// cover every tenant, so this file has a database of its own.
+
+let isolated: Awaited<ReturnType<typeof createIsolatedDatabase>>;
+let fake: FakeStripe;
+let t: TestApp;
+let second: TestApp;
+let demo: DemoTenant;
+
+beforeAll(async () => {
+  isolated = await createIsolatedDatabase();
+  fake = await startFakeStripe();
+  t = createTestApp({ ...isolated.env, ...stripeEnv(fake.url), MEMBERSHIP_RECONCILE_SECONDS: '3600' });
+  second = createTestApp({ ...isolated.env, ...stripeEnv(fake.url), MEMBERSHIP_RECONCILE_SECONDS: '3600' });
+  demo = await seedTenant(t.deps);
+});
+afterAll(async () => {
+  await second.close();
+  await t.close();
+  await stopFakeStripe(fake);
+  await isolated.drop();
+});
+
+const paid = (invoice: FakeInvoice) => signedBillingEvent('invoice.paid', invoice, { secret: TEST_WEBHOOK_SECRET });
+const failed = (invoice: FakeInvoice) =>
+  signedBillingEvent('invoice.payment_failed', invoice, { secret: TEST_WEBHOOK_SECRET });
+
+async function deliver(event: { payload: string; signature: string }) {
+  expect((await deliverStripeEvent(t, event)).status).toBe(200);
+}
+
+const events = (membershipId: string, name: string) =>
+  t.deps.db.event.findMany({ where: { entityId: membershipId, name }, orderBy: { createdAt: 'asc' } });
+const membershipOf = (id: string) => t.deps.db.membership.findUniqueOrThrow({ where: { id } });
+
+/** What the worker does each tick: batches until one changes nothing (bounded here). */
+async function untilDone(batch: () => Promise<number>): Promise<number> {
+  let total = 0;
+  for (let batches = 1; batches <= 20; batches += 1) {
+    const changed = await batch();
+    if (changed === 0) return total;
+    total += changed;
+  }
+  throw new Error('the job never ran out of work');
+}
+
+async function activeMembership() {
+  const m = await pendingRecurringMembership(t.deps.db, fake, demo.tenant.id);
+  await deliver(paid(fake.billing.payFirstInvoice(m.subscriptionId).invoice));
+  return m;
+}
+
+/** Read from the provider two days ago: due for the daily reconcile. */
+const stale = (membershipId: string) =>
+  t.deps.db.membership.update({
+    where: { id: membershipId },
+    data: { stripeSyncedAt: new Date(Date.now() - 2 * 86_400_000) },
+  });
+
+describe('recurring billing jobs', () => {
+  it('when a membership paused for payment is past its grace, then two grace runs at once cancel the subscription and record membership.ended{payment_failed} once; one still in grace is left alone', async () => {
+    const pause = async () => {
+      const m = await activeMembership();
+      const { invoice } = fake.billing.cycle(m.subscriptionId, { outcome: 'failed', final: true });
+      await deliver(failed(invoice!));
+      expect((await membershipOf(m.membershipId)).status).toBe('paused_for_payment');
+      return m;
+    };
+    const overdue = await pause();
+    const inGrace = await pause();
+    await t.deps.db.membership.update({
+      where: { id: overdue.membershipId },
+      data: { graceEndsAt: new Date(Date.now() - 60_000) },
+    });
+
+    const [a, b] = await Promise.all([
+      untilDone(() => endUnpaidMemberships(t.deps)),
+      untilDone(() => endUnpaidMemberships(second.deps)),
+    ]);
+    expect(a + b).toBe(1);
+    expect(fake.billing.subscriptions.get(overdue.subscriptionId)!.status).toBe('canceled');
+    const membership = await membershipOf(overdue.membershipId);
+    expect(membership).toMatchObject({ status: 'ended', endReason: 'payment_failed', graceEndsAt: null });
+    expect((await events(overdue.membershipId, 'membership.ended')).map((event) => event.data)).toEqual([
+      expect.objectContaining({ reason: 'payment_failed', actor_user_id: null }),
+    ]);
+    // The provider's own deleted notification afterwards changes nothing.
+    await deliver(
+      signedBillingEvent('customer.subscription.deleted', fake.billing.subscriptions.get(overdue.subscriptionId)!, {
+        secret: TEST_WEBHOOK_SECRET,
+      }),
+    );
+    expect(await events(overdue.membershipId, 'membership.ended')).toHaveLength(1);
+
+    expect(await membershipOf(inGrace.membershipId)).toMatchObject({ status: 'paused_for_payment' });
+    expect(fake.billing.subscriptions.get(inGrace.subscriptionId)!.status).toBe('unpaid');
+  });
+
+  it('when notifications were lost (a first payment, a renewal, a final failure), then two reconcile runs at once repair each membership and record each event once', async () => {
+    // The first invoice paid, never notified.
+    const unseenStart = await pendingRecurringMembership(t.deps.db, fake, demo.tenant.id);
+    const firstPaid = fake.billing.payFirstInvoice(unseenStart.subscriptionId);
+    // A renewal paid, never notified.
+    const unseenRenewal = await activeMembership();
+    const renewal = fake.billing.cycle(unseenRenewal.subscriptionId, { outcome: 'paid' });
+    await stale(unseenRenewal.membershipId);
+    // The renewal's last attempt failed, never notified.
+    const unseenFailure = await activeMembership();
+    const failure = fake.billing.cycle(unseenFailure.subscriptionId, { outcome: 'failed', final: true });
+    await stale(unseenFailure.membershipId);
+    // Read a moment ago, nothing to do: not read again.
+    const fresh = await activeMembership();
+    const readsOfFresh = () => fake.requestsTo('GET', `/v1/subscriptions/${fresh.subscriptionId}`).length;
+    const freshReads = readsOfFresh();
+
+    await Promise.all([
+      untilDone(() => reconcileMemberships(t.deps)),
+      untilDone(() => reconcileMemberships(second.deps)),
+    ]);
+
+    const started = await membershipOf(unseenStart.membershipId);
+    expect(started).toMatchObject({
+      status: 'active',
+      expiresAt: new Date(firstPaid.subscription.items.data[0]!.current_period_end * 1000),
+    });
+    expect(await events(unseenStart.membershipId, 'membership.subscription_started')).toHaveLength(1);
+    expect(await events(unseenStart.membershipId, 'membership.payment_succeeded')).toHaveLength(1);
+    expect(await t.deps.db.order.findUniqueOrThrow({ where: { id: unseenStart.orderId } })).toMatchObject({
+      status: 'paid',
+    });
+
+    expect(await membershipOf(unseenRenewal.membershipId)).toMatchObject({
+      status: 'active',
+      expiresAt: new Date(renewal.subscription.items.data[0]!.current_period_end * 1000),
+    });
+    expect((await events(unseenRenewal.membershipId, 'membership.renewed')).map((event) => event.data)).toEqual([
+      expect.objectContaining({ invoice_id: renewal.invoice!.id }),
+    ]);
+
+    expect(await membershipOf(unseenFailure.membershipId)).toMatchObject({ status: 'paused_for_payment' });
+    expect((await events(unseenFailure.membershipId, 'membership.payment_failed')).map((e) => e.data)).toEqual([
+      expect.objectContaining({ invoice_id: failure.invoice!.id, final: true }),
+    ]);
+    expect(await events(unseenFailure.membershipId, 'membership.paused_for_payment')).toHaveLength(1);
+
+    expect(readsOfFresh()).toBe(freshReads);
+
+    // The notifications turn up after all: nothing new.
+    await deliver(paid(firstPaid.invoice));
+    await deliver(paid(renewal.invoice!));
+    await deliver(failed(failure.invoice!));
+    expect(await events(unseenStart.membershipId, 'membership.payment_succeeded')).toHaveLength(1);
+    expect(await events(unseenRenewal.membershipId, 'membership.renewed')).toHaveLength(1);
+    expect(await events(unseenFailure.membershipId, 'membership.payment_failed')).toHaveLength(1);
+  });
+});
