@@ -50,6 +50,7 @@ describe('POST /api/bookings', () => {
       total_cents: 6750 * 3 + 800 * 2 + 1500,
       currency: 'USD',
       gift_card_applied_cents: 0,
+      member_discount_cents: 0,
       payment_complete: false,
       manage_token: expect.stringMatching(/^t1\./),
     });

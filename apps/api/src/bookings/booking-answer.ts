@@ -11,6 +11,8 @@ export interface CreatedBooking {
   totalCents: number;
   currency: string;
   giftCardAppliedCents: number;
+  /** Taken off the total by a member discount (0 without one). */
+  memberDiscountCents: number;
   /** A gift card covered the whole total, so the booking was confirmed at once. */
   paymentComplete: boolean;
   requiresWaiver: boolean;
@@ -38,6 +40,7 @@ export function bookingAnswer(config: Config, booking: CreatedBooking): BookingR
     total_cents: booking.totalCents,
     currency: booking.currency,
     gift_card_applied_cents: booking.giftCardAppliedCents,
+    member_discount_cents: booking.memberDiscountCents,
     payment_complete: booking.paymentComplete,
   };
 }

@@ -34,6 +34,22 @@ export const BookingRequest = Type.Object(
     notes: Type.Optional(Type.String({ maxLength: 2000 })),
     gift_card_code: Type.Optional(Type.String({ minLength: 4, maxLength: 32 })),
     addons: Type.Optional(Type.Array(AddonItem, { maxItems: 20 })),
+    membership_token: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        description:
+          "the member token of a membership of this tenant: the booking takes one visit (the member's own admission) from its allowance, and the plan's member discount when it covers bookings",
+      }),
+    ),
+    guest_passes: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 199,
+        description:
+          "guests admitted on the membership's guest passes, at most guest_count - 1 (the member is one of the guests); needs membership_token",
+      }),
+    ),
   },
   { additionalProperties: false, $id: 'BookingRequest' },
 );
@@ -54,6 +70,10 @@ export const BookingResponse = Type.Object(
     total_cents: Type.Integer({ minimum: 0 }),
     currency: Type.String({ minLength: 3, maxLength: 3 }),
     gift_card_applied_cents: Type.Integer({ minimum: 0 }),
+    member_discount_cents: Type.Integer({
+      minimum: 0,
+      description: 'taken off by the member discount of the membership presented; total_cents is after it',
+    }),
     payment_complete: Type.Boolean({
       description: 'true only when a gift card covered the full total; the payment provider is then bypassed',
     }),

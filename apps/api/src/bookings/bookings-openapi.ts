@@ -25,7 +25,7 @@ export const bookingsOpenApi: OpenApiFeature = {
       operationId: 'createBooking',
       summary: 'Turn a hold into a booking with status held',
       description:
-        'The customer is found or created by email within the tenant. A gift card pays what it can; when it pays everything the booking is confirmed at once (payment_complete), else it waits for a card payment (POST /api/embed/bookings/{id}/payment-intent). After a lost answer, a retry with the same Idempotency-Key and body gets the same booking, never a second one.',
+        "The customer is found or created by email within the tenant. A membership_token reserves one visit (the member's own admission) and guest_passes guest passes from the membership's allowance for the period of the slot's start (membership.visits_reserved), and takes the plan's member discount off the total when the plan discounts bookings (member_discount_cents; membership.discount_used): the discounted total is what the customer pays. Cancelling or refunding the booking releases them; check-in consumes them. A gift card pays what it can; when it pays everything the booking is confirmed at once (payment_complete), else it waits for a card payment (POST /api/embed/bookings/{id}/payment-intent). After a lost answer, a retry with the same Idempotency-Key and body gets the same booking, never a second one.",
       access: anonymous,
       requestBody: {
         schema: BookingRequest,
@@ -52,6 +52,14 @@ export const bookingsOpenApi: OpenApiFeature = {
         hold_not_found: 'no such hold, or it was booked already',
         capacity_exceeded: 'the seats of this hold are no longer available',
         hold_expired: 'the hold expired; place a new one',
+        invalid_body:
+          'the body does not match its schema, or guest_passes is above guest_count - 1 or sent without membership_token (`detail` lists each problem as `{field, message}`)',
+        member_token_invalid:
+          'membership_token is forged, expired, of another tenant or of an earlier holder, or names no membership',
+        membership_not_active:
+          'the membership is not active or past due, or a fixed-term membership ends before the slot starts (detail.status, expires_at)',
+        allowance_exhausted:
+          "the visit or the guest passes would go beyond the membership's allowance for the slot's period (detail.kind, remaining, period_key)",
       },
       idempotency: 'Scoped to the route and the client address',
       rateLimitPerMinute: (config) => config.rateLimits.bookingsPerMinute,

@@ -4,6 +4,7 @@ import { bookingEventSubject, recordEvent } from '@booking/events';
 import { returnGiftCardPart } from '../gift-cards/return-gift-card-part';
 import type { HoldStore } from '../holds/hold-store';
 import { lockBooking } from '../locks';
+import { releaseBookingUses } from '../membership-uses/booking-uses';
 import type { Operator } from '../operators/api-key-auth';
 
 /**
@@ -22,6 +23,7 @@ export async function cancelBooking(deps: { db: Db; holds: HoldStore }, operator
       await returnGiftCardPart(tx, bookingId);
     }
     await tx.booking.update({ where: { id: bookingId }, data: { status: 'cancelled' } });
+    await releaseBookingUses(tx, bookingId);
     await recordEvent(tx, {
       tenantId: operator.tenantId,
       name: 'booking.cancelled',

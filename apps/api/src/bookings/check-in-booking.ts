@@ -4,6 +4,7 @@ import { AppError, assertBookingAllows } from '@booking/domain';
 import { recordEvent } from '@booking/events';
 import { TokenError, verifyToken } from '@booking/signing';
 import { lockBooking } from '../locks';
+import { consumeBookingUses } from '../membership-uses/booking-uses';
 import type { Operator } from '../operators/api-key-auth';
 import type { CheckInResponse } from './booking-schemas';
 
@@ -20,6 +21,7 @@ export async function checkInBooking(db: Db, operator: Operator, bookingId: stri
       return { booking_id: bookingId, checked_in_at: booking.checkedInAt.toISOString(), already_checked_in: true };
     }
     const { checkedInAt } = await tx.booking.update({ where: { id: bookingId }, data: { checkedInAt: new Date() } });
+    await consumeBookingUses(tx, bookingId);
     await recordEvent(tx, {
       tenantId: operator.tenantId,
       name: 'booking.checked_in',

@@ -11,6 +11,12 @@ import { confirmBooking } from './confirm-booking';
 import { lockSlotAndCheckSeats } from './lock-slot';
 import { resolveAddons } from './resolve-addons';
 import { upsertBookingCustomer } from '../customers/upsert-booking-customer';
+import {
+  lockMemberBookingTerms,
+  memberDiscountCents,
+  presentedMembership,
+  recordBookingUses,
+} from '../membership-uses/booking-uses';
 
 type Deps = { db: Db; holds: HoldStore; config: Config };
 
@@ -35,6 +41,10 @@ async function loadHold(holds: HoldStore, request: BookingRequest): Promise<Hold
  * once: a second conversion finds the first booking under the lock (and bookings.hold_id is
  * unique besides). A `held` booking keeps its seats through its hold, shrunk to the booked
  * guests, until the hold expires.
+ *
+ * A membership presented by its member token (membership_token) is locked after the slot: the
+ * booking reserves one visit and any guest passes from the allowance of the slot's period, and
+ * the plan's member discount comes off the total the customer pays (see membership-uses).
  */
 export async function createBooking(
   deps: Deps,
@@ -86,6 +96,8 @@ async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: str
     guestCount: request.guest_count,
     addons,
   });
+  // A member token is read before any lock; the membership itself is locked after the slot.
+  const member = presentedMembership(deps.config, hold.tenantId, request);
   const email = request.customer.email.trim().toLowerCase();
   const booking = {
     id: randomUUID(),
@@ -101,6 +113,7 @@ async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: str
 
   let giftCardAppliedCents = 0;
   let customerId = '';
+  let memberDiscount = 0;
   try {
     await deps.db.$transaction(async (tx) => {
       const fits = await lockSlotAndCheckSeats(tx, deps.holds, {
@@ -113,12 +126,18 @@ async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: str
         throw new AppError('hold_not_found');
       if (!fits) throw new AppError('capacity_exceeded', 'the seats of this hold are no longer available');
 
+      // The membership presented pays its visit from its allowance and may discount the total:
+      // the customer pays (gift card and card alike) the discounted total.
+      const terms = member ? await lockMemberBookingTerms(tx, hold.tenantId, member, slot.startsAt) : null;
+      memberDiscount = terms ? memberDiscountCents(price.totalCents, terms.discountPercent) : 0;
+      booking.totalCents = price.totalCents - memberDiscount;
+
       const giftCard = request.gift_card_code
         ? await applyGiftCard(tx, {
             tenantId: hold.tenantId,
             code: request.gift_card_code,
             currency: booking.currency,
-            totalCents: price.totalCents,
+            totalCents: booking.totalCents,
           })
         : null;
       giftCardAppliedCents = giftCard?.appliedCents ?? 0;
@@ -144,6 +163,9 @@ async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: str
           notes: request.notes,
           currency: booking.currency,
           ...price,
+          totalCents: booking.totalCents,
+          membershipId: terms?.membership.id,
+          memberDiscountCents: memberDiscount,
           giftCardId: giftCard?.giftCardId,
           giftCardAppliedCents,
           addons: { create: addons.map(({ addonId, qty, unitPriceCents }) => ({ addonId, qty, unitPriceCents })) },
@@ -167,6 +189,7 @@ async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: str
         entityId: booking.id,
         fields: { ...bookingEventSubject(booking), guest_count: booking.guestCount },
       });
+      if (terms) await recordBookingUses(tx, terms, { ...booking, memberDiscountCents: memberDiscount });
       if (giftCard) {
         // Codes are bearer secrets: the event names the card, never its code.
         await recordEvent(tx, {
@@ -182,7 +205,7 @@ async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: str
           },
         });
       }
-      if (giftCard && giftCardAppliedCents === price.totalCents) {
+      if (giftCard && giftCardAppliedCents === booking.totalCents) {
         await confirmBooking(tx, booking, { method: 'gift_card', netPaidCents: giftCardAppliedCents });
         // Still under the slot lock: the seats leave the hold as they enter seats_booked, so no
         // replica ever counts them twice (and refuses a live hold for it).
@@ -196,7 +219,7 @@ async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: str
     throw error;
   }
 
-  const paymentComplete = request.gift_card_code !== undefined && giftCardAppliedCents === price.totalCents;
+  const paymentComplete = request.gift_card_code !== undefined && giftCardAppliedCents === booking.totalCents;
   if (!paymentComplete) {
     // The booking is committed: its answer must reach the client. A hold left unconverted only
     // over-reserves until it expires, and bookings.hold_id already stops a second use.
@@ -207,6 +230,7 @@ async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: str
     ...booking,
     customerId,
     giftCardAppliedCents,
+    memberDiscountCents: memberDiscount,
     paymentComplete,
     requiresWaiver: experience.requiresWaiver,
     slot,

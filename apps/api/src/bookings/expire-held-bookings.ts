@@ -3,6 +3,7 @@ import { bookingEventSubject, recordEvent } from '@booking/events';
 import { returnGiftCardPart } from '../gift-cards/return-gift-card-part';
 import type { HoldStore } from '../holds/hold-store';
 import { ANY_TENANT, lockBookingUnlessBusy } from '../locks';
+import { releaseBookingUses } from '../membership-uses/booking-uses';
 
 const BATCH = 100;
 
@@ -31,6 +32,7 @@ export async function expireHeldBookings(deps: { db: Db; holds: HoldStore }, gra
       if (booking?.status !== 'held') return null;
       await returnGiftCardPart(tx, booking.id);
       await tx.booking.update({ where: { id: booking.id }, data: { status: 'cancelled' } });
+      await releaseBookingUses(tx, booking.id);
       await recordEvent(tx, {
         tenantId: booking.tenantId,
         name: 'booking.cancelled',

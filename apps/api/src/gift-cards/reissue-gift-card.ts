@@ -3,6 +3,7 @@ import type { Db, Tx } from '@booking/db';
 import { AppError, assertBookingAllows } from '@booking/domain';
 import { bookingEventSubject, recordEvent } from '@booking/events';
 import { lockBooking, lockSlot, lockSucceededPayments, type LockedBooking } from '../locks';
+import { releaseBookingUses } from '../membership-uses/booking-uses';
 import type { Operator } from '../operators/api-key-auth';
 import type { ReissueGiftCardResponse } from './gift-card-schemas';
 import { issueGiftCard } from './issue-gift-card';
@@ -43,6 +44,7 @@ export async function reissueGiftCard(
       where: { id: bookingId },
       data: { status: 'cancelled', reissuedGiftCardId: card.id },
     });
+    await releaseBookingUses(tx, bookingId);
     await recordEvent(tx, {
       tenantId: operator.tenantId,
       name: 'booking.reissued',

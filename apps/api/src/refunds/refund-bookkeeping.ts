@@ -1,6 +1,7 @@
 import type { Tx } from '@booking/db';
 import { bookingEventSubject, recordEvent } from '@booking/events';
 import { lockRefund, type LockedBooking } from '../locks';
+import { releaseBookingUses } from '../membership-uses/booking-uses';
 
 /** A hold to drop once the transaction committed: a held booking that became refunded. */
 export interface HoldRelease {
@@ -128,6 +129,7 @@ export async function bookSucceededRefund(
       release = { slotId: booking.slotId, holdId: booking.holdId, seats: booking.guestCount };
     }
     await tx.booking.update({ where: { id: booking.id }, data: { status: 'refunded' } });
+    await releaseBookingUses(tx, booking.id);
     await recordEvent(tx, {
       tenantId: booking.tenantId,
       name: 'booking.refunded',

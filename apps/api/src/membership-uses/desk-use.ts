@@ -1,0 +1,37 @@
+import type { MembershipUsage, Tx } from '@booking/db';
+import { AppError, assertMembershipAllows } from '@booking/domain';
+import { lockMembership, type LockedMembership } from '../locks';
+import type { Operator } from '../operators/api-key-auth';
+import type { MembershipUsageView } from './membership-use-schemas';
+
+/**
+ * Locks the tenant's membership for a use at the desk: 404 membership_not_found for another
+ * tenant's (or no) membership, 409 membership_not_active unless it is active or past due.
+ */
+export async function lockUsableMembership(
+  tx: Tx,
+  operator: Operator,
+  membershipId: string,
+): Promise<LockedMembership> {
+  const membership = await lockMembership(tx, { tenantId: operator.tenantId }, membershipId);
+  if (!membership) throw new AppError('membership_not_found');
+  assertMembershipAllows(membership.status, 'use');
+  return membership;
+}
+
+/** A use as the desk routes answer it, with what is left of its allowance. */
+export function usageView(usage: MembershipUsage, remaining: number | null): MembershipUsageView {
+  return {
+    usage_id: usage.id,
+    membership_id: usage.membershipId,
+    kind: usage.kind,
+    status: usage.status,
+    quantity: usage.quantity,
+    period_key: usage.periodKey,
+    benefit_id: usage.benefitId,
+    booking_id: usage.bookingId,
+    order_id: usage.orderId,
+    remaining,
+    created_at: usage.createdAt.toISOString(),
+  };
+}
