@@ -7,7 +7,7 @@ import { responseHeaders, type HeaderTraits } from './openapi-headers';
 import { idempotencyKeyParam, ref } from './openapi-helpers';
 import type { Access, Codes } from './openapi-security';
 
-type Method = 'get' | 'post' | 'patch' | 'delete';
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 /** A response object of the document; its headers are added from the operation's traits. */
 interface ResponseObject {
@@ -35,6 +35,8 @@ export interface OperationSpec {
   strictQuery?: boolean;
   /** A JSON request body, with an example a client can send as it is. */
   requestBody?: { schema: TSchema; example: unknown; required?: boolean; description?: string };
+  /** A body that is not JSON but the bytes themselves (an image), of one of `mediaTypes`. */
+  rawBody?: { mediaTypes: string[]; description: string };
   /** Success responses by status. */
   responses: Record<number, ResponseObject>;
   /** The operation's own error codes, each with when; the HTTP layer's are added. */
@@ -144,6 +146,15 @@ export function describeOperation(spec: OperationSpec, tag: string, config: Conf
     tags: [tag],
     security: spec.access.security,
     ...(parameters.length > 0 && { parameters }),
+    ...(spec.rawBody && {
+      requestBody: {
+        required: true,
+        description: spec.rawBody.description,
+        content: Object.fromEntries(
+          spec.rawBody.mediaTypes.map((type) => [type, { schema: { type: 'string', contentMediaType: type } }]),
+        ),
+      },
+    }),
     ...(spec.requestBody && {
       requestBody: {
         required: spec.requestBody.required ?? true,

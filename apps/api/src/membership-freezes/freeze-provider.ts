@@ -1,0 +1,115 @@
+import type { Membership, MembershipFreeze } from '@booking/db';
+import { AppError } from '@booking/domain';
+import type Stripe from 'stripe';
+import { providerCall } from '../payments/provider-call';
+
+// The Stripe side of a recurring membership's freeze. Each call runs before the transaction that
+// records it, with an idempotency key derived from the freeze, so a retry, a second job run or
+// a staff cancellation racing the job ask Stripe once and all get the same answer.
+
+type Subscribed = Pick<Membership, 'id' | 'tenantId' | 'stripeSubscriptionId' | 'stripeCustomerId' | 'currency'>;
+
+function subscriptionOf(membership: Subscribed): string {
+  if (!membership.stripeSubscriptionId) throw new Error(`membership ${membership.id} has no subscription`);
+  return membership.stripeSubscriptionId;
+}
+
+export function requireStripe(stripe: Stripe | null): Stripe {
+  if (!stripe) throw new AppError('payments_not_configured');
+  return stripe;
+}
+
+/**
+ * Pauses the subscription for the freeze: no invoices and no new periods until it resumes, and,
+ * the freeze starting on the renewal date, no credit for the unused time of the period (there is
+ * next to none, and a credit would land on the freeze fee's invoice).
+ */
+export async function pauseForFreeze(stripe: Stripe, membership: Subscribed, freeze: Pick<MembershipFreeze, 'id'>) {
+  return providerCall(() =>
+    stripe.subscriptions.pause(
+      subscriptionOf(membership),
+      { type: 'subscription', bill_for: { unused_time_from: { type: 'none' } } },
+      { idempotencyKey: `freeze-pause-${freeze.id}` },
+    ),
+  );
+}
+
+/**
+ * Bills the freeze fee: an invoice item and an invoice that takes it, finalized now so Stripe
+ * collects it from the member's saved card. Both name the membership and the freeze, which is how
+ * the invoice.paid notification finds them. Returns the invoice id.
+ */
+export async function billFreezeFee(
+  stripe: Stripe,
+  membership: Subscribed,
+  freeze: Pick<MembershipFreeze, 'id'> & { feeCents: number },
+): Promise<string> {
+  if (!membership.stripeCustomerId) throw new Error(`membership ${membership.id} has no Stripe customer`);
+  const customer = membership.stripeCustomerId;
+  const currency = membership.currency.toLowerCase();
+  const metadata = { tenant_id: membership.tenantId, membership_id: membership.id, freeze_id: freeze.id };
+  const description = 'Membership freeze fee';
+  await providerCall(() =>
+    stripe.invoiceItems.create(
+      { customer, amount: freeze.feeCents, currency, description, metadata },
+      { idempotencyKey: `freeze-fee-item-${freeze.id}` },
+    ),
+  );
+  const invoice = await providerCall(() =>
+    stripe.invoices.create(
+      {
+        customer,
+        currency,
+        description,
+        metadata,
+        auto_advance: true,
+        collection_method: 'charge_automatically',
+        pending_invoice_items_behavior: 'include',
+      },
+      { idempotencyKey: `freeze-fee-invoice-${freeze.id}` },
+    ),
+  );
+  if (invoice.status === 'draft') {
+    await providerCall(() =>
+      stripe.invoices.finalizeInvoice(invoice.id, {}, { idempotencyKey: `freeze-fee-finalize-${freeze.id}` }),
+    );
+  }
+  return invoice.id;
+}
+
+/** The billing period a resumed subscription is in. */
+export interface ResumedPeriod {
+  start: Date;
+  end: Date;
+}
+
+/**
+ * Resumes the subscription at the end of a freeze with a new billing period from now, so the
+ * renewal moves out by the days frozen. Returns that period, from the subscription item (periods
+ * live on items in this API version). A subscription found already resumed (an earlier attempt
+ * whose answer was lost) is read instead.
+ */
+export async function resumeAfterFreeze(
+  stripe: Stripe,
+  membership: Subscribed,
+  freeze: Pick<MembershipFreeze, 'id'>,
+): Promise<ResumedPeriod> {
+  const subscriptionId = subscriptionOf(membership);
+  let subscription: Stripe.Subscription;
+  try {
+    subscription = await providerCall(() =>
+      stripe.subscriptions.resume(
+        subscriptionId,
+        { billing_cycle_anchor: { type: 'now' } },
+        { idempotencyKey: `freeze-resume-${freeze.id}` },
+      ),
+    );
+  } catch (error) {
+    if (!(error instanceof AppError) || error.code !== 'payment_provider_error') throw error;
+    subscription = await providerCall(() => stripe.subscriptions.retrieve(subscriptionId));
+    if (subscription.status === 'paused') throw error;
+  }
+  const item = subscription.items.data[0];
+  if (!item) throw new AppError('payment_provider_error', { message: 'the subscription has no items' });
+  return { start: new Date(item.current_period_start * 1000), end: new Date(item.current_period_end * 1000) };
+}
