@@ -6,6 +6,8 @@ import {
   freePort,
   heldBooking,
   killAllServiceProcesses,
+  seedMembership,
+  seedMembershipPlan,
   seedTenant,
   sleep,
   startServiceProcess,
@@ -61,6 +63,10 @@ describe('the lifecycle worker process', () => {
       return id;
     });
 
+    // A fixed-term membership whose term ended a minute ago.
+    const membershipPlan = await seedMembershipPlan(t.deps.db, demo.tenant.id);
+    const membership = await seedMembership(t.deps.db, membershipPlan, { expiresAt: new Date(Date.now() - 60_000) });
+
     const healthPort = await freePort();
     const worker = await startServiceProcess({
       name: 'lifecycle worker',
@@ -71,6 +77,7 @@ describe('the lifecycle worker process', () => {
         UNPAID_BOOKING_SWEEP_SECONDS: '1',
         ORDER_SWEEP_SECONDS: '1',
         WALLET_EXPIRY_SWEEP_SECONDS: '1',
+        MEMBERSHIP_SWEEP_SECONDS: '1',
         WORKER_HEALTH_PORT: String(healthPort),
         LOG_LEVEL: 'info',
       },
@@ -106,6 +113,16 @@ describe('the lifecycle worker process', () => {
     });
     const expired = await t.deps.db.event.findMany({ where: { entityId: walletId, name: 'wallet.expired' } });
     expect(expired.map((event) => (event.data as { expired_cents: number }).expired_cents)).toEqual([900]);
+
+    // The membership jobs run there too.
+    await waitUntil(() => logged().find((entry) => entry.job === 'expire-memberships' && entry.expired === 1), {
+      timeoutMs: 15_000,
+      what: 'the membership expiry job to expire the membership',
+    });
+    expect(await t.deps.db.event.count({ where: { entityId: membership.id, name: 'membership.expired' } })).toBe(1);
+    for (const job of ['start-freezes', 'end-freezes']) {
+      await waitUntil(() => logged().find((entry) => entry.job === job), { timeoutMs: 15_000, what: `${job} to run` });
+    }
 
     await worker.stop(10_000);
     expect(await worker.exited).toBe('exit 0');

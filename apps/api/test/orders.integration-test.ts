@@ -132,7 +132,7 @@ describe('listing orders', () => {
       { starting_after: 'nope' },
       { customer_id: 'x' },
       { status: 'lost' },
-      { kind: 'membership' },
+      { kind: 'subscription' },
       { channel: 'phone' },
       { sort: 'asc' },
     ];

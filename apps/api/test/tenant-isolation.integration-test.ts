@@ -9,6 +9,8 @@ import {
   type FakeStripe,
   hostsTableLookup,
   LOCAL_HOSTS,
+  seedMembership,
+  seedMembershipPlan,
   seedTenant,
   startFakeStripe,
   stopFakeStripe,
@@ -43,6 +45,13 @@ interface TenantAResources {
   tokenId: string;
   /** A till order of A, settled with a wallet tender. */
   orderId: string;
+  /** An active membership of A and a benefit of its plan. */
+  membershipId: string;
+  benefitId: string;
+  /** The plan of that membership. */
+  planId: string;
+  /** A booked freeze of that membership (which also has a holder photo). */
+  freezeId: string;
 }
 
 /** Path parameters by the collection segment before them: `/api/bookings/{id}/...` is A's booking. */
@@ -56,6 +65,10 @@ const PATH_RESOURCES: Record<string, (a: TenantAResources) => string> = {
   'orders/{id}': (a) => a.orderId,
   'wallets/{id}': (a) => a.walletId,
   'tokens/{tokenId}': (a) => a.tokenId,
+  'memberships/{id}': (a) => a.membershipId,
+  'benefits/{benefitId}': (a) => a.benefitId,
+  'membership-plans/{id}': (a) => a.planId,
+  'freezes/{freezeId}': (a) => a.freezeId,
 };
 
 interface Example {
@@ -116,6 +129,48 @@ const BODIES: Record<string, Example> = {
   'POST /api/v1/wallets/{id}/tokens/{tokenId}/revoke': { make: () => ({}), namesTenantA: true },
   'POST /api/v1/wallets/{id}/adjustments': {
     make: () => ({ amount_cents: 100, reason: 'isolation' }),
+    namesTenantA: true,
+  },
+  // A fixed-term plan: B's own, and nothing asked of Stripe.
+  'POST /api/v1/membership-plans': {
+    make: () => ({ name: 'B pass', billing: 'fixed_term', price_cents: 1000, currency: 'USD', term_days: 30 }),
+    namesTenantA: false,
+  },
+  'PATCH /api/v1/membership-plans/{id}': { make: () => ({ name: 'Mallory' }), namesTenantA: true },
+  'POST /api/v1/memberships/imports': {
+    make: (a) => ({
+      rows: [
+        {
+          external_ref: 'isolation-1',
+          plan_id: a.planId,
+          customer: { email: 'mallory@example.com', first_name: 'Mallory' },
+          status: 'active',
+          starts_at: '2026-01-01T00:00:00.000Z',
+        },
+      ],
+    }),
+    namesTenantA: true,
+  },
+  'POST /api/v1/memberships/{id}/benefits/{benefitId}/use': { make: () => ({ quantity: 1 }), namesTenantA: true },
+  'POST /api/v1/memberships/{id}/guest-passes/use': { make: () => ({ guest_count: 1 }), namesTenantA: true },
+  'POST /api/v1/memberships/{id}/cancel': { make: () => ({ at: 'now' }), namesTenantA: true },
+  'POST /api/v1/memberships/{id}/plan-change': {
+    make: () => ({ to_plan_id: '00000000-0000-4000-8000-000000000000', when: 'period_end' }),
+    namesTenantA: true,
+  },
+  'POST /api/v1/memberships/{id}/freezes': {
+    make: () => ({ starts_on: '2099-01-01', ends_on: '2099-01-10' }),
+    namesTenantA: true,
+  },
+  'POST /api/v1/memberships/{id}/freezes/{freezeId}/cancel': { make: () => ({}), namesTenantA: true },
+  'POST /api/v1/memberships/{id}/holder': {
+    make: () => ({ customer: { email: 'mallory@example.com', first_name: 'Mallory' } }),
+    namesTenantA: true,
+  },
+  // JSON, not an image: the membership is checked before the body's type.
+  'PUT /api/v1/memberships/{id}/holder-photo': { make: () => ({}), namesTenantA: true },
+  'POST /api/v1/membership-plans/{id}/price-changes': {
+    make: () => ({ price_cents: 100, effective_on: '2099-01-01' }),
     namesTenantA: true,
   },
 };
@@ -271,7 +326,32 @@ describe('tenant isolation of every operator route', () => {
       }),
     );
     await ok(as(a.api_keys.staff).send('POST', `/api/pos/orders/${order.order_id}/settle`, {}));
+    const plan = await seedMembershipPlan(t.deps.db, a.tenant.id, { currency: 'USD' });
+    const membership = await seedMembership(t.deps.db, plan);
+    const freeze = await t.deps.db.membershipFreeze.create({
+      data: {
+        membershipId: membership.id,
+        startsOn: new Date('2099-02-01'),
+        endsOn: new Date('2099-02-10'),
+        status: 'booked',
+        requestedBy: 'staff',
+      },
+    });
+    const photo = await t.deps.db.membershipPhoto.create({
+      data: {
+        membershipId: membership.id,
+        holderCustomerId: membership.holderCustomerId,
+        contentType: 'image/png',
+        image: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+        sha256: '0'.repeat(64),
+      },
+    });
+    await t.deps.db.membership.update({ where: { id: membership.id }, data: { holderPhotoId: photo.id } });
     return {
+      membershipId: membership.id,
+      benefitId: plan.benefits[0]!.id,
+      planId: plan.id,
+      freezeId: freeze.id,
       walletId,
       tokenId: token.token_id as string,
       orderId: order.order_id as string,
@@ -362,6 +442,7 @@ describe('tenant isolation of every operator route', () => {
       resources.walletId,
       resources.tokenId,
       resources.orderId,
+      resources.membershipId,
     ];
     const before = await snapshotOfTenantA();
     const jobsBefore = await t.deps.deliveryQueue.getJobCounts();

@@ -11,6 +11,7 @@ export type {
   MembershipChange,
   MembershipFreeze,
   MembershipInvoice,
+  MembershipPhoto,
   MembershipPlan,
   MembershipUsage,
   PlanBenefit,

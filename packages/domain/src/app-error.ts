@@ -80,6 +80,7 @@ export type ErrorCode =
   | 'order_not_fully_paid'
   | 'order_not_refundable'
   | 'wallet_load_unpaid'
+  | 'membership_unpaid'
   | 'refund_exceeds_available'
   | 'wallet_limit_exceeded'
   | 'refund_in_progress'

@@ -40,6 +40,29 @@ export {
   type RefundObject,
 } from './fake-stripe-refund-events';
 export { cardPaidBooking, deliverStripeEvent, payByCard, stripeEnv, TEST_WEBHOOK_SECRET } from './card-payments';
+// Stripe Billing (memberships) against the same fake: its objects, and the notifications about them.
+export type { FakeBilling, InvoicePaymentIntent } from './fake-stripe-billing';
+export type {
+  AttemptOutcome,
+  BillingChange,
+  FakeCustomer,
+  FakeInvoice,
+  FakeInvoiceItem,
+  FakeInvoiceLine,
+  FakePrice,
+  FakeProduct,
+  FakeSubscription,
+  FakeSubscriptionItem,
+  InvoiceStatus,
+  SubscriptionStatus,
+} from './fake-stripe-billing-types';
+export {
+  signedBillingEvent,
+  type BillingEventObjects,
+  type BillingEventType,
+  type SignedBillingEvent,
+} from './fake-stripe-billing-events';
+export { deliverStripeEvents, type DeliveryOptions } from './stripe-event-delivery';
 
 // Webhook receivers.
 export {
@@ -59,3 +82,9 @@ export { freePort } from './ports';
 
 // Waiting on a state instead of sleeping.
 export { sleep, waitUntil, within, type WaitOptions } from './wait';
+export { seedMembership, seedMembershipPlan, type MembershipOptions, type PlanOptions } from './memberships';
+export {
+  fakeStripeClient,
+  pendingRecurringMembership,
+  type PendingRecurringMembership,
+} from './membership-billing-fixtures';

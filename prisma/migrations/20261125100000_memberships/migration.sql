@@ -253,7 +253,6 @@ CREATE TABLE "membership_invoices" (
     "period_start" TIMESTAMPTZ(3),
     "period_end" TIMESTAMPTZ(3),
     "paid_at" TIMESTAMPTZ(3),
-    "hosted_invoice_url" TEXT,
     "review_reason" TEXT,
     "refunded_at" TIMESTAMPTZ(3),
     "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,

@@ -75,6 +75,7 @@ export const ERROR_STATUSES: Record<ErrorCode, number> = {
   order_not_fully_paid: 409,
   order_not_refundable: 409,
   wallet_load_unpaid: 409,
+  membership_unpaid: 409,
   refund_exceeds_available: 409,
   wallet_limit_exceeded: 409,
   refund_in_progress: 409,

@@ -1,6 +1,12 @@
 import type { ScheduledJob } from '@booking/jobs';
 import { expireHeldBookings } from '../bookings/expire-held-bookings';
 import { cancelUnpaidOrders } from '../online-orders/cancel-unpaid-orders';
+import { endFreezes } from '../membership-freezes/end-freezes';
+import { expireMemberships } from '../membership-freezes/expire-memberships';
+import { startFreezes } from '../membership-freezes/start-freezes';
+import { applyPriceChanges } from '../membership-changes/apply-price-changes';
+import { endUnpaidMemberships } from '../membership-billing/end-unpaid-memberships';
+import { reconcileMemberships } from '../membership-billing/reconcile-memberships';
 import { voidAbandonedOrders } from '../pos-orders/void-abandoned-orders';
 import { expireWalletFunds } from '../wallets/expire-wallet-funds';
 import type { WorkerDeps } from './worker-deps';
@@ -34,6 +40,36 @@ export function lifecycleJobs(deps: WorkerDeps): ScheduledJob[] {
       name: 'expire-wallet-funds',
       schedule: { every: deps.config.wallets.expirySweepSeconds * 1000 },
       handler: ({ signal }) => untilDone(signal, 'expired', () => expireWalletFunds(deps)),
+    },
+    {
+      name: 'start-freezes',
+      schedule: { every: deps.config.memberships.sweepSeconds * 1000 },
+      handler: ({ signal }) => untilDone(signal, 'started', () => startFreezes(deps)),
+    },
+    {
+      name: 'end-freezes',
+      schedule: { every: deps.config.memberships.sweepSeconds * 1000 },
+      handler: ({ signal }) => untilDone(signal, 'ended', () => endFreezes(deps)),
+    },
+    {
+      name: 'expire-memberships',
+      schedule: { every: deps.config.memberships.sweepSeconds * 1000 },
+      handler: ({ signal }) => untilDone(signal, 'expired', () => expireMemberships(deps)),
+    },
+    {
+      name: 'apply-price-changes',
+      schedule: { every: deps.config.memberships.sweepSeconds * 1000 },
+      handler: ({ signal }) => untilDone(signal, 'applied', () => applyPriceChanges(deps)),
+    },
+    {
+      name: 'end-unpaid-memberships',
+      schedule: { every: deps.config.memberships.reconcileSeconds * 1000 },
+      handler: ({ signal }) => untilDone(signal, 'ended', () => endUnpaidMemberships(deps)),
+    },
+    {
+      name: 'reconcile-memberships',
+      schedule: { every: deps.config.memberships.reconcileSeconds * 1000 },
+      handler: ({ signal }) => untilDone(signal, 'read', () => reconcileMemberships(deps)),
     },
   ];
 }

@@ -12,6 +12,13 @@ import { posOrdersOpenApi } from '../pos-orders/pos-orders-openapi';
 import { posOpenApi } from '../pos/pos-openapi';
 import { refundsOpenApi } from '../refunds/refunds-openapi';
 import { membershipsOpenApi } from '../memberships/memberships-openapi';
+import { freezesOpenApi } from '../membership-freezes/freezes-openapi';
+import { holdersOpenApi } from '../membership-holders/holders-openapi';
+import { membershipUsesOpenApi } from '../membership-uses/membership-uses-openapi';
+import { membershipChangesOpenApi } from '../membership-changes/membership-changes-openapi';
+import { membershipBillingOpenApi } from '../membership-billing/membership-billing-openapi';
+import { membershipPlansOpenApi } from '../membership-plans/membership-plans-openapi';
+import { membershipSalesOpenApi } from '../membership-sales/membership-sales-openapi';
 import { walletsOpenApi } from '../wallets/wallets-openapi';
 import { waiversOpenApi } from '../waivers/waivers-openapi';
 import { webhookEndpointsOpenApi } from '../webhooks/webhook-endpoints-openapi';
@@ -38,7 +45,14 @@ const FEATURES: OpenApiFeature[] = [
   onlineOrdersOpenApi,
   ordersOpenApi,
   walletsOpenApi,
+  membershipPlansOpenApi,
+  membershipSalesOpenApi,
   membershipsOpenApi,
+  freezesOpenApi,
+  holdersOpenApi,
+  membershipUsesOpenApi,
+  membershipChangesOpenApi,
+  membershipBillingOpenApi,
   refundsOpenApi,
   webhookEndpointsOpenApi,
   healthOpenApi,
