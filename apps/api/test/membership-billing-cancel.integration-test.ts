@@ -106,7 +106,7 @@ describe('cancelling a membership', () => {
 
   it('when the member cancels with their token, then only at period end, and the end is theirs', async () => {
     const m = await activeMembership();
-    const token = issueManageToken(t.deps.config, { id: m.membershipId, tenantId: demo.tenant.id });
+    const token = issueManageToken(t.deps.config, { id: m.membershipId, tenantId: demo.tenant.id, tokenVersion: 1 });
     const now = await request(t.app)
       .post(`/api/v1/memberships/${m.membershipId}/cancel`)
       .set('X-Membership-Token', token)

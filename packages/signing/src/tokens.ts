@@ -35,7 +35,7 @@ const SINGLE_UUID = new RegExp(`^${UUID}$`, 'i');
  * an online order), or for manage links `<bookingId>:<customerId>`; a member token (`member`,
  * the card or QR a member shows) is `<membershipId>:<tokenVersion>`, so a holder change, which
  * bumps the version, retires the previous holder's token; a member's self-service link
- * (`membership_manage`) is the membership id.
+ * (`membership_manage`) has the same form, so a holder change retires it too.
  * Checked on every verification, so callers can hand the subject straight to queries on uuid
  * columns: a genuinely signed token whose subject has another shape (say one signed by hand with
  * a leaked or test secret) is invalid rather than a database error.
@@ -47,7 +47,7 @@ const SUBJECT_FORMS: Record<TokenPurpose, RegExp> = {
   manage: new RegExp(`^${UUID}:${UUID}$`, 'i'),
   order: SINGLE_UUID,
   member: new RegExp(`^${UUID}:[1-9][0-9]{0,8}$`, 'i'),
-  membership_manage: SINGLE_UUID,
+  membership_manage: new RegExp(`^${UUID}:[1-9][0-9]{0,8}$`, 'i'),
 };
 
 function mac(secret: string, purpose: TokenPurpose, payload: string): Buffer {

@@ -39,8 +39,8 @@ type Person = MembershipPurchaseRequest['customer'];
  * without an event (nothing was offered to pay) and the answer is 502/503.
  *
  * One live recurring membership per customer and plan: a second purchase is 409
- * membership_exists naming the live one (and, while its first invoice is open, the link to pay
- * it); the partial unique index memberships_one_live_recurring settles two purchases at once.
+ * membership_exists (its status and order only); the partial unique index
+ * memberships_one_live_recurring settles two purchases at once.
  */
 export async function buyMembership(
   deps: Deps,
@@ -76,7 +76,7 @@ export async function buyMembership(
       return { exists: live };
     },
   );
-  if ('exists' in written) throw await membershipExists(stripe, written.exists);
+  if ('exists' in written) throw membershipExists(written.exists);
   const { customerId, holderId } = written;
 
   let paymentIntentId: string | null = null;
@@ -181,7 +181,7 @@ export async function buyMembership(
       tenantId: tenant.id,
       ttlSeconds: config.bookingTokenTtlSeconds,
     }),
-    manage_token: issueManageToken(config, { id: membershipId, tenantId: tenant.id }),
+    manage_token: issueManageToken(config, { id: membershipId, tenantId: tenant.id, tokenVersion: 1 }),
     pay_by: payBy.toISOString(),
   };
 }
@@ -276,39 +276,25 @@ function upsert(tx: Tx, tenantId: string, email: string, person: Person): Promis
   );
 }
 
-type LiveMembership = { id: string; status: string; stripeSubscriptionId: string | null };
+type LiveMembership = { id: string; status: string; orderId: string | null };
 
 /** The customer's live membership of a recurring plan, if any. */
 function liveRecurring(db: Db | Tx, customerId: string, planId: string): Promise<LiveMembership | null> {
   return db.membership.findFirst({
     where: { customerId, planId, billing: 'recurring', status: { in: [...LIVE_MEMBERSHIP_STATUSES] } },
-    select: { id: true, status: true, stripeSubscriptionId: true },
+    select: { id: true, status: true, orderId: true },
   });
 }
 
 /**
- * 409 membership_exists for the live membership: its id and status, and while its first
- * invoice is still open, the link to pay that invoice (asked of Stripe; left out when Stripe
- * does not answer, the refusal stands either way).
+ * 409 membership_exists for the live membership, saying only its status and its order. The
+ * caller is anonymous: anyone who types the buyer's email could be asking, so neither the
+ * membership nor Stripe's invoice page (a bearer link to the buyer's billing details) is shown.
+ * The buyer pays the open one with what the first purchase answered: a retry with its
+ * Idempotency-Key answers it again, client secret included.
  */
-async function membershipExists(stripe: Stripe, live: LiveMembership): Promise<AppError> {
-  let hostedInvoiceUrl: string | null = null;
-  if (live.status === 'pending_payment' && live.stripeSubscriptionId) {
-    try {
-      const subscription = await stripe.subscriptions.retrieve(live.stripeSubscriptionId, {
-        expand: ['latest_invoice'],
-      });
-      const invoice = subscription.latest_invoice as Stripe.Invoice | null;
-      if (invoice?.status === 'open') hostedInvoiceUrl = invoice.hosted_invoice_url ?? null;
-    } catch {
-      hostedInvoiceUrl = null;
-    }
-  }
-  return new AppError('membership_exists', {
-    membership_id: live.id,
-    status: live.status,
-    ...(hostedInvoiceUrl && { hosted_invoice_url: hostedInvoiceUrl }),
-  });
+function membershipExists(live: LiveMembership): AppError {
+  return new AppError('membership_exists', { status: live.status, order_id: live.orderId });
 }
 
 /**

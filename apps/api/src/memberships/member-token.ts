@@ -38,10 +38,17 @@ export function readMemberToken(
   }
 }
 
-/** The self-service link's token: the member manages their own membership with it. */
-export function issueManageToken(config: Config, membership: { id: string; tenantId: string }): string {
+/**
+ * The self-service link's token: the member manages their own membership with it. Like the
+ * member token it names the token version, so a holder change retires links handed out before
+ * (staff hand out new ones with POST /api/v1/memberships/{id}/tokens).
+ */
+export function issueManageToken(
+  config: Config,
+  membership: { id: string; tenantId: string; tokenVersion: number },
+): string {
   return signToken(config.tokenSigningSecret, 'membership_manage', {
-    subject: membership.id,
+    subject: `${membership.id}:${membership.tokenVersion}`,
     tenantId: membership.tenantId,
     ttlSeconds: config.memberships.memberTokenTtlDays * 86_400,
   });

@@ -19,7 +19,7 @@ function localsOf(req: Request): { membershipActor?: MembershipActor } {
   return req.res!.locals as { membershipActor?: MembershipActor };
 }
 
-function actorFromToken(deps: AppDeps, token: string, membershipId: string): MembershipActor {
+async function actorFromToken(deps: AppDeps, token: string, membershipId: string): Promise<MembershipActor> {
   let claims: { subject: string; tenantId: string };
   try {
     claims = verifyToken(deps.config.tokenSigningSecret, 'membership_manage', token);
@@ -27,7 +27,16 @@ function actorFromToken(deps: AppDeps, token: string, membershipId: string): Mem
     if (error instanceof TokenError) throw new AppError(error.reason === 'expired' ? 'token_expired' : 'invalid_token');
     throw error;
   }
-  if (claims.subject !== membershipId) throw new AppError('invalid_token', 'the token is for another membership');
+  const [tokenMembershipId, version] = claims.subject.split(':');
+  if (tokenMembershipId !== membershipId) throw new AppError('invalid_token', 'the token is for another membership');
+  const membership = await deps.db.membership.findFirst({
+    where: { id: membershipId, tenantId: claims.tenantId },
+    select: { tokenVersion: true },
+  });
+  // A holder change bumps the version: links handed out before it no longer manage the membership.
+  if (!membership || membership.tokenVersion !== Number(version)) {
+    throw new AppError('invalid_token', 'the token was replaced when the membership changed holder');
+  }
   return { tenantId: claims.tenantId, keyId: null, requestedBy: 'member' };
 }
 
@@ -49,7 +58,7 @@ export function requireRoleOrMembershipToken(deps: AppDeps, role: 'staff' | 'man
       });
       return;
     }
-    localsOf(req).membershipActor = actorFromToken(deps, token, String(req.params.id));
+    localsOf(req).membershipActor = await actorFromToken(deps, token, String(req.params.id));
     next();
   };
 }

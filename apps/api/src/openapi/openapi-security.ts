@@ -99,7 +99,8 @@ export function keyOrMembershipToken(role: Role): Access {
     security: [{ apiKey: [] }, { membershipToken: [] }],
     errors: {
       ...apiKeyOf(role).errors,
-      invalid_token: 'X-Membership-Token is not genuine or is for another membership',
+      invalid_token:
+        'X-Membership-Token is not genuine, is for another membership, or was handed out before the membership changed holder',
       token_expired: 'X-Membership-Token has expired',
     },
   };
