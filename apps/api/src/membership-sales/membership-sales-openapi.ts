@@ -34,7 +34,7 @@ export const membershipSalesOpenApi: OpenApiFeature = {
         membership_plan_not_found: 'the plan is not one of this tenant’s',
         plan_not_active: 'the plan is no longer sold',
         membership_exists:
-          'the buyer already has a live membership of this recurring plan: detail.membership_id, status and, while its first invoice is open, hosted_invoice_url to pay it. Never a second subscription',
+          'the buyer already has a live membership of this recurring plan: detail.status and detail.order_id only (the caller is anonymous). Never a second subscription: the buyer pays the open one with the client_secret of the first answer (a retry with its Idempotency-Key answers it again)',
         payments_not_configured: 'STRIPE_SECRET_KEY is not set: nothing was written',
         payment_provider_error:
           'Stripe refused the PaymentIntent, customer or subscription (detail: provider_code, message); the order and membership are cancelled without an event',
