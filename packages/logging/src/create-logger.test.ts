@@ -35,4 +35,17 @@ describe('createLogger', () => {
     }
     expect(text).toContain('"id":"card"');
   });
+
+  it('when an order, member or self-service token is logged by mistake, in a header or a body, then it is redacted', () => {
+    const { logger, lines } = capture();
+    logger.info({
+      body: { membership_token: 't1.member', wallet_token: 'W-SECRET' },
+      answer: { order_token: 't1.order', member_token: 't1.member2', manage_token: 't1.manage' },
+      req: { headers: { 'x-order-token': 't1.order2', 'x-membership-token': 't1.manage2' } },
+    });
+    const text = JSON.stringify(lines[0]);
+    for (const secret of ['t1.member', 'W-SECRET', 't1.order', 't1.member2', 't1.manage', 't1.order2', 't1.manage2']) {
+      expect(text).not.toContain(secret);
+    }
+  });
 });

@@ -12,7 +12,7 @@ export const MAX_KEY_LENGTH = 255;
 export const KEY_FORMAT = /^[\x21-\x7e]+$/;
 
 /** Headers that carry who is asking: a stored answer belongs to those credentials only. */
-const CREDENTIAL_HEADERS = ['authorization', 'x-booking-token', 'x-manage-token'] as const;
+const CREDENTIAL_HEADERS = ['authorization', 'x-booking-token', 'x-manage-token', 'x-membership-token'] as const;
 
 export interface IdempotencyOptions {
   /** Names the route: the same key on two routes is two requests. */
