@@ -1,7 +1,7 @@
 import type { Tx } from '@booking/db';
-import { recordEvent } from '@booking/events';
 import type Stripe from 'stripe';
 import { ANY_TENANT, lockMembership, type LockedOrder } from '../locks';
+import { recordOrderCancelled } from '../online-orders/order-cancelled';
 import { activateMembership } from './activate-membership';
 
 /**
@@ -51,13 +51,7 @@ export async function payMembershipOrder(
           data: { status: 'cancelled', endedAt: now, endReason: 'payment_mismatch' },
         });
       }
-      await recordEvent(tx, {
-        tenantId: order.tenantId,
-        name: 'order.cancelled',
-        entityType: 'order',
-        entityId: order.id,
-        fields: {},
-      });
+      await recordOrderCancelled(tx, order);
     }
     return true;
   }

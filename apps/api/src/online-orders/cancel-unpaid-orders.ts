@@ -1,8 +1,8 @@
 import type { Db } from '@booking/db';
 import type { Logger } from '@booking/logging';
-import { recordEvent } from '@booking/events';
 import Stripe from 'stripe';
 import { ANY_TENANT, lockMembership, lockOrderUnlessBusy } from '../locks';
+import { recordOrderCancelled } from './order-cancelled';
 import { cancelSubscriptionAtProvider } from '../membership-sales/cancel-subscription-order';
 
 const BATCH = 50;
@@ -68,13 +68,7 @@ export async function cancelUnpaidOrders(
         });
       }
       if (locked.paymentIntentId || order.stripeSubscriptionId) {
-        await recordEvent(tx, {
-          tenantId: locked.tenantId,
-          name: 'order.cancelled',
-          entityType: 'order',
-          entityId: locked.id,
-          fields: {},
-        });
+        await recordOrderCancelled(tx, locked);
       }
       return true;
     });

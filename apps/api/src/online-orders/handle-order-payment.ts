@@ -1,12 +1,12 @@
 import type { Config } from '@booking/config';
 import type { Db } from '@booking/db';
-import { recordEvent } from '@booking/events';
 import { isUuid } from '@booking/domain';
 import type Stripe from 'stripe';
 import { ANY_TENANT, lockOrder, lockWallet } from '../locks';
 import { payMembershipOrder } from '../membership-sales/pay-membership-order';
 import { recordFunded } from '../wallets/wallet-events';
 import { creditWallet, fitsInWallet, fundsExpiry } from '../wallets/wallet-ledger';
+import { recordOrderCancelled } from './order-cancelled';
 import { refundLatePayment } from './refund-late-payment';
 
 type Deps = { db: Db; config: Config; stripe: Stripe };
@@ -66,13 +66,7 @@ export async function handleOrderPaymentSucceeded(
       });
       // It ends here: its payment is given back, and subscribers learn the order will not be paid.
       if (order.status === 'pending_payment') {
-        await recordEvent(tx, {
-          tenantId: order.tenantId,
-          name: 'order.cancelled',
-          entityType: 'order',
-          entityId: order.id,
-          fields: {},
-        });
+        await recordOrderCancelled(tx, order);
       }
       return true;
     }
