@@ -144,7 +144,8 @@ export function recordPausedForPayment(
   });
 }
 
-export type EndReason = 'cancelled_by_member' | 'cancelled_by_staff' | 'payment_failed' | 'disputed' | 'provider';
+export type EndReason =
+  'cancelled_by_member' | 'cancelled_by_staff' | 'payment_failed' | 'disputed' | 'provider' | 'refunded';
 
 export function recordEnded(
   tx: Tx,

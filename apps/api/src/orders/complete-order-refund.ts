@@ -3,6 +3,7 @@ import { ANY_TENANT, lockOrder, lockWallet } from '../locks';
 import { releaseWalletHold } from '../wallets/wallet-ledger';
 import { returnFunding } from './funding-return';
 import { recordOrderRefund } from './record-order-refund';
+import { endRefundedMemberships, lockSoldMemberships } from './refunded-memberships';
 
 /**
  * Settles a provider refund of an order that was waiting for the provider (an online top-up, or
@@ -10,7 +11,9 @@ import { recordOrderRefund } from './record-order-refund';
  * reconcile gets here first (only a pending refund moves).
  *
  * - succeeded: refund.created; a funding refund takes its held value out of the wallet
- *   (wallet.funding_returned, and wallet.refund_review_required for a shortfall).
+ *   (wallet.funding_returned, and wallet.refund_review_required for a shortfall); a membership
+ *   the order sold ends once the refunds reach it (membership.ended, reason refunded; see
+ *   refunded-memberships.ts).
  * - failed: nothing left the account, so the held value is released and the refunded amounts the
  *   request had reserved are given back. No event.
  */
@@ -28,6 +31,8 @@ export async function completeOrderRefund(
   });
   if (moved.count === 0) return false;
 
+  // Memberships before wallets (house lock order); only a success can end one.
+  const sold = outcome.status === 'succeeded' ? await lockSoldMemberships(tx, order.id) : [];
   const line = pending.lineId ? await tx.orderLine.findUnique({ where: { id: pending.lineId } }) : null;
   const fundedWalletId = order.channel === 'online' ? order.walletId : (line?.walletId ?? null);
   const wallet = fundedWalletId ? await lockWallet(tx, ANY_TENANT, fundedWalletId) : undefined;
@@ -58,6 +63,7 @@ export async function completeOrderRefund(
     amountCents: pending.amountCents,
     reason: pending.reason,
   });
+  await endRefundedMemberships(tx, order, sold, { disputed: false, actorKeyId: pending.actorKeyId });
   if (wallet) {
     if (line) {
       await tx.orderLine.update({

@@ -51,7 +51,7 @@ export const ordersOpenApi: OpenApiFeature = {
       operationId: 'refundOrder',
       summary: 'Refund an order through one of its tenders (manager+; allow_shortfall: admin)',
       description:
-        "Online top-up: refunded through Stripe (refund.created), and its funding taken back from the wallet (wallet.funding_returned); above the wallet's available value it is refused unless an admin sends allow_shortfall, and then the shortfall is recorded (wallet.refund_review_required). Till order, by tender: wallet → credited back to the same wallet (wallet.refunded); gift card → back on the card; cash → paid out of an open shift; card → through Stripe (refund.created). With line_id, a wallet_load line's funding is taken back as well, by the same rule.",
+        "Online top-up: refunded through Stripe (refund.created), and its funding taken back from the wallet (wallet.funding_returned); above the wallet's available value it is refused unless an admin sends allow_shortfall, and then the shortfall is recorded (wallet.refund_review_required). Till order, by tender: wallet → credited back to the same wallet (wallet.refunded); gift card → back on the card; cash → paid out of an open shift; card → through Stripe (refund.created). With line_id, a wallet_load line's funding is taken back as well, by the same rule. Online fixed-term membership order: refunded through Stripe (refund.created); once the refunds reach the amount paid the membership ends with the refund's success (membership.ended, reason refunded), a smaller refund keeps it. Till order with a membership line: the membership ends once the refunds reach beyond the order's other lines to the line's whole value. A recurring membership order is refused (409 order_not_refundable): its subscription is ended with POST /api/v1/memberships/{id}/cancel.",
       access: apiKeyOf('manager'),
       parameters: [orderId],
       idempotency: 'Scoped to the route and the API key',
@@ -64,7 +64,8 @@ export const ordersOpenApi: OpenApiFeature = {
         order_not_found: orderNotFound,
         tender_not_found: 'tender_id names no tender of this order',
         tender_not_refundable: 'the tender named was released (it never paid for the order)',
-        order_not_refundable: 'the order is not paid (online) or confirmed (till)',
+        order_not_refundable:
+          'the order is not paid (online) or confirmed (till), or sells a recurring membership (detail.message: end it with POST /api/v1/memberships/{id}/cancel)',
         refund_exceeds_paid:
           'more than the order (online) or the tender (till) has left to refund, or a till order with no captured tender (detail.refundable_cents)',
         refund_exceeds_available:

@@ -7,6 +7,7 @@ import { completeOrderRefund } from './complete-order-refund';
 import { returnFunding } from './funding-return';
 import { loadFundingOf } from './load-funding';
 import { recordOrderRefund } from './record-order-refund';
+import { endRefundedMemberships, lockSoldMemberships } from './refunded-memberships';
 import { idOf } from '../payments/stripe-ids';
 
 /** The order a provider payment belongs to: an online order's PaymentIntent or a card tender's. */
@@ -31,7 +32,9 @@ type MoneyBack = { id: string; amount: number; paymentIntentId: string };
  * - a refund made in Stripe's dashboard, or a dispute, cannot be refused: it is recorded as an
  *   order refund, and for an online top-up the funding is taken back from the wallet as far as it
  *   is still there (wallet.funding_returned, and wallet.refund_review_required for what was
- *   already spent). Disputes carry reason `dispute`.
+ *   already spent). Disputes carry reason `dispute`. A membership the order sold ends by the same
+ *   rule as an operator's refund (refunded-memberships.ts); a dispute of an online membership
+ *   order's payment ends it whatever the amount (reason `disputed`).
  */
 export async function reconcileOrderRefunds(
   db: Db,
@@ -99,11 +102,15 @@ async function recordMoneyBack(tx: Tx, orderId: string, reason: 'refund' | 'disp
   }
   const tender = await tx.orderTender.findUnique({ where: { paymentReference: money.paymentIntentId } });
   if (tender && (await settlePendingVoid(tx, order.tenantId, order.id, tender.id, money))) return;
+  // Memberships the order sold, before its wallet (house lock order).
+  const sold = await lockSoldMemberships(tx, order.id);
+  const cause = { disputed: reason === 'dispute', actorKeyId: null };
 
   // Never more than is left to give back: the provider has no more to give.
   const refundable = tender ? tender.amountCents - tender.refundedCents : order.paidCents - order.refundedCents;
   const amount = Math.min(money.amount, refundable);
-  if (amount <= 0) return;
+  // A dispute of what a refund in flight already reserved still ends an online membership order's membership.
+  if (amount <= 0) return endRefundedMemberships(tx, order, sold, cause);
 
   let funded: { walletId: string; lineId: string | null; fundingCents: number } | null = null;
   if (order.channel === 'online' && order.status === 'paid' && order.walletId) {
@@ -156,6 +163,7 @@ async function recordMoneyBack(tx: Tx, orderId: string, reason: 'refund' | 'disp
       reason: refund.reason,
     });
   }
+  await endRefundedMemberships(tx, order, sold, cause);
   if (wallet && funded) {
     if (funded.lineId) {
       await tx.orderLine.update({

@@ -12,6 +12,7 @@ import { returnFunding } from './funding-return';
 import { loadFundingOf } from './load-funding';
 import type { OrderRefundView, RefundOrderRequest } from './order-schemas';
 import { loadOrderView } from './order-view';
+import { endRefundedMemberships, lockSoldMemberships } from './refunded-memberships';
 
 type Deps = { db: Db; stripe: Stripe | null; config: Config };
 
@@ -25,11 +26,15 @@ type Planned = { refundId: string; provider: null } | { refundId: string; provid
  *   far as it is still there. Above what is left the refund is refused (409
  *   refund_exceeds_available) unless an admin allows the shortfall. The value taken back is held
  *   while Stripe works, so it cannot be spent meanwhile.
+ * - An online fixed-term membership order is refunded through Stripe; once the refunds reach the
+ *   amount paid the membership ends with the refund's success (refunded-memberships.ts). A
+ *   recurring membership order is refused: a subscription is ended by cancelling the membership.
  * - A till order is refunded through the tender named: a wallet tender credits the same wallet
  *   (wallet.refunded), a gift card tender goes back on its card, cash is paid out of an open
  *   shift, a card tender is refunded through Stripe (refund.created). Once the refunds reach
  *   beyond the order's other lines into a wallet load, that funding is taken back too, by the
- *   same rule (load-funding.ts).
+ *   same rule (load-funding.ts). A membership line's membership ends once the refunds reach
+ *   beyond the other lines to the line's whole value (refunded-memberships.ts).
  *
  * Refunded amounts are raised under the order's lock before the provider is asked, so two
  * refunds at once can never give back more than was paid.
@@ -46,6 +51,7 @@ export async function refundOrder(
     include: { tenders: { select: { id: true, type: true, status: true } } },
   });
   if (!found) throw new AppError('order_not_found');
+  if (found.kind === 'membership' && found.channel === 'online') await refuseSubscription(deps.db, found);
   // Checked again under the order's lock; here it spares a tender lookup on an order with none.
   if (found.status !== (found.channel === 'online' ? 'paid' : 'confirmed')) {
     throw new AppError('order_not_refundable', { status: found.status });
@@ -99,13 +105,18 @@ async function planOnlineRefund(
   request: RefundOrderRequest,
   refundId: string,
 ): Promise<Planned> {
-  if (order.status !== 'paid' || !order.walletId) throw new AppError('order_not_refundable', { status: order.status });
+  const sellsMembership = order.kind === 'membership' && order.paymentIntentId !== null;
+  if (order.status !== 'paid' || !(order.walletId || sellsMembership)) {
+    throw new AppError('order_not_refundable', { status: order.status });
+  }
   if (request.tender_id !== undefined || request.line_id !== undefined) {
     throw new AppError('invalid_body', [{ field: '/tender_id', message: 'is for till orders only' }]);
   }
   assertRefundable(order.paidCents - order.refundedCents, request.amount_cents);
-  const wallet = (await lockWallets(tx, [order.walletId])).get(order.walletId)!;
-  const debited = takeBack(wallet, request.amount_cents, request.allow_shortfall === true);
+  // A membership order funded no wallet: only the money goes back (the membership ends, if at
+  // all, when the refund succeeds).
+  const wallet = order.walletId ? (await lockWallets(tx, [order.walletId])).get(order.walletId)! : null;
+  const debited = wallet ? takeBack(wallet, request.amount_cents, request.allow_shortfall === true) : 0;
   await tx.orderRefund.create({
     data: {
       id: refundId,
@@ -120,7 +131,7 @@ async function planOnlineRefund(
       actorKeyId: operator.keyId,
     },
   });
-  if (debited > 0) {
+  if (wallet && debited > 0) {
     await holdWalletValue(tx, wallet, debited, { orderId: order.id, refundId, actorKeyId: operator.keyId });
   }
   await tx.order.update({ where: { id: order.id }, data: { refundedCents: { increment: request.amount_cents } } });
@@ -143,6 +154,9 @@ async function refundTillTender(
   assertRefundable(tender.amountCents - tender.refundedCents, request.amount_cents);
 
   const load = await loadFundingOf(tx, order, request.amount_cents, request.line_id);
+  const isCard = tender.type === 'card';
+  // A refund settled now may end a membership the order sold: locked before the wallets.
+  const sold = isCard ? [] : await lockSoldMemberships(tx, order.id);
   const wallets = await lockWallets(
     tx,
     [tender.walletId, load?.line.walletId].filter((id): id is string => !!id),
@@ -153,7 +167,6 @@ async function refundTillTender(
   const fundedWallet = load ? wallets.get(load.line.walletId)! : null;
   const funding = load?.fundingCents ?? 0;
   const debited = fundedWallet ? takeBack(fundedWallet, funding, request.allow_shortfall === true) : 0;
-  const isCard = tender.type === 'card';
   const cashShift = tender.type === 'cash' ? (request.shift_id ?? order.shiftId) : null;
 
   await tx.orderRefund.create({
@@ -209,7 +222,28 @@ async function refundTillTender(
       actorKeyId: operator.keyId,
     });
   }
+  await endRefundedMemberships(tx, order, sold, { disputed: false, actorKeyId: operator.keyId });
   return { refundId, provider: null };
+}
+
+/**
+ * A recurring membership order is paid by its subscription's invoices, not by a payment of the
+ * order: it is not refunded here (409 order_not_refundable); the subscription is ended with the
+ * membership's cancel route.
+ */
+async function refuseSubscription(
+  db: Db,
+  order: { status: string; membershipId: string | null; stripeSubscriptionId: string | null },
+): Promise<void> {
+  const membership = order.membershipId
+    ? await db.membership.findUnique({ where: { id: order.membershipId }, select: { billing: true } })
+    : null;
+  if (order.stripeSubscriptionId === null && membership?.billing !== 'recurring') return;
+  throw new AppError('order_not_refundable', {
+    status: order.status,
+    membership_id: order.membershipId,
+    message: `a subscription is ended with POST /api/v1/memberships/${order.membershipId}/cancel; refunds of its invoices are not made here`,
+  });
 }
 
 /** A wallet tender's refund goes back to the same wallet, as a new lot. */

@@ -196,10 +196,11 @@ export const MembershipEvents = {
         Type.Literal('payment_failed'),
         Type.Literal('disputed'),
         Type.Literal('provider'),
+        Type.Literal('refunded'),
       ],
       {
         description:
-          'disputed: the payer disputed a payment with their bank; provider: the provider ended the subscription',
+          'disputed: the payer disputed a payment with their bank; provider: the provider ended the subscription; refunded: the order that sold a fixed-term membership was refunded (in full, or its membership line)',
       },
     ),
     ended_at: Timestamp(),
