@@ -128,6 +128,34 @@ describe('cancelling a membership', () => {
     ]);
   });
 
+  it('when the member has set the end at period end and staff then end it now, then the end is the staff’s: membership.ended{cancelled_by_staff} with the staff key, once', async () => {
+    const m = await activeMembership();
+    const token = issueManageToken(t.deps.config, await membershipOf(m.membershipId));
+    const byMember = await request(t.app)
+      .post(`/api/v1/memberships/${m.membershipId}/cancel`)
+      .set('X-Membership-Token', token)
+      .send({ at: 'period_end' });
+    expect(byMember.status).toBe(200);
+    expect(byMember.body).toMatchObject({ status: 'active', end_requested_by: 'member' });
+
+    const byStaff = await cancel(t, m.membershipId, { at: 'now' });
+    expect(byStaff.status).toBe(200);
+    expect(byStaff.body).toMatchObject({
+      status: 'ended',
+      end_reason: 'cancelled_by_staff',
+      end_requested_by: 'staff',
+    });
+    expect(new Date(byStaff.body.end_requested_at).getTime()).toBeGreaterThan(
+      new Date(byMember.body.end_requested_at).getTime(),
+    );
+    await deliver(t, deleted(m.subscriptionId));
+    const membership = await membershipOf(m.membershipId);
+    expect(membership).toMatchObject({ endRequestedBy: 'staff', endRequestedKeyId: managerKeyId });
+    expect((await endedEvents(m.membershipId)).map((e) => e.data)).toEqual([
+      expect.objectContaining({ reason: 'cancelled_by_staff', actor_user_id: managerKeyId }),
+    ]);
+  });
+
   it('when staff end a membership now, then it ends at once with one membership.ended, the later deleted notification changes nothing, and a second request is 409', async () => {
     const m = await activeMembership();
     const answer = await cancel(t, m.membershipId, { at: 'now' });

@@ -1,9 +1,13 @@
+import request from 'supertest';
+import type Stripe from 'stripe';
 import type { DemoTenant } from '@booking/db';
 import {
+  bearer,
   createTestApp,
   deliverStripeEvent,
   deliverStripeEvents,
   fakeStripeClient,
+  keyIdOf,
   type FakeInvoice,
   type FakeStripe,
   type FakeSubscription,
@@ -15,7 +19,10 @@ import {
   stripeEnv,
   TEST_WEBHOOK_SECRET,
   type TestApp,
+  seedMembershipPlan,
 } from '@booking/test-kit';
+import { retrieveSubscription, syncMembership } from '../src/membership-billing/sync-membership';
+import { withdrawPlanChange } from '../src/membership-changes/withdraw-plan-change';
 
 // Recurring billing from Stripe's notifications, on the real PostgreSQL and the fake Stripe: the
 // first invoice, renewals, failed payments and dunning, subscription changes, and the same
@@ -69,6 +76,28 @@ async function eventCounts(membershipId: string): Promise<Record<string, number>
   const counts: Record<string, number> = {};
   for (const name of NAMES) counts[name] = (await events(membershipId, name)).length;
   return counts;
+}
+
+/** The membership's events as they were recorded (one transaction's events in insertion order). */
+async function timeline(membershipId: string) {
+  const rows = await t.deps.db.$queryRaw<{ name: string; data: Record<string, unknown> }[]>`
+    SELECT name, data FROM events WHERE entity_id = ${membershipId}::uuid ORDER BY created_at, ctid`;
+  return rows;
+}
+
+/**
+ * A renewal Stripe took a minute ago for a period that began then (the subscription renewed
+ * early, as after a billing-anchor change): money the membership keeps if it ends now. Its
+ * invoice.paid is not delivered.
+ */
+function renewalPaidMinuteAgo(subscriptionId: string) {
+  const { invoice } = fake.billing.cycle(subscriptionId, { outcome: 'paid' });
+  const minuteAgo = Math.floor(Date.now() / 1000) - 60;
+  const stored = fake.billing.invoices.get(invoice!.id)!;
+  for (const line of stored.lines.data) line.period.start = minuteAgo;
+  stored.status_transitions.paid_at = minuteAgo;
+  fake.billing.subscriptions.get(subscriptionId)!.items.data[0]!.current_period_start = minuteAgo;
+  return structuredClone(stored);
 }
 
 /** A recurring membership whose first invoice is paid and notified. */
@@ -378,5 +407,186 @@ describe('recurring membership billing from Stripe notifications', () => {
       { reason: 'subscription_cycle', status: 'paid', attempts: 1, review: 'paid_after_ended', refunded: true },
       { reason: 'subscription_cycle', status: 'open', attempts: 1, review: null, refunded: false },
     ]);
+  });
+
+  it('when a renewal paid before a cancel now is not yet handled, then in every order (notified first, cancel first, together, duplicated after the deletion) the events are the same and in time order: payment_succeeded{cycle} and renewed before ended, whose paid_through includes the renewal', async () => {
+    const cancelNow = (membershipId: string) =>
+      request(t.app)
+        .post(`/api/v1/memberships/${membershipId}/cancel`)
+        .set('Authorization', bearer(demo.api_keys.manager))
+        .send({ at: 'now' });
+    const scenario = async (mode: 'notified first' | 'cancel first' | 'together' | 'cancel, deletion, duplicates') => {
+      const m = await activeMembership();
+      const renewal = renewalPaidMinuteAgo(m.subscriptionId);
+      const deleted = () =>
+        subscriptionEvent('customer.subscription.deleted', fake.billing.subscriptions.get(m.subscriptionId)!);
+      if (mode === 'notified first') {
+        await deliver(paid(renewal));
+        expect((await cancelNow(m.membershipId)).status).toBe(200);
+        await deliver(deleted());
+      } else if (mode === 'cancel first') {
+        expect((await cancelNow(m.membershipId)).status).toBe(200);
+        await deliver(paid(renewal), deleted());
+      } else if (mode === 'together') {
+        const [ended, ...notified] = await Promise.all([
+          cancelNow(m.membershipId),
+          deliverStripeEvent(t, paid(renewal)),
+          deliverStripeEvent(t, paid(renewal)),
+        ]);
+        expect([ended.status, ...notified.map((answer) => answer.status)]).toEqual([200, 200, 200]);
+        await deliver(deleted());
+      } else {
+        expect((await cancelNow(m.membershipId)).status).toBe(200);
+        await deliver(deleted(), paid(renewal), paid(renewal));
+      }
+      const membership = await membershipOf(m.membershipId);
+      const events = await timeline(m.membershipId);
+      const row = await t.deps.db.membershipInvoice.findUniqueOrThrow({ where: { stripeInvoiceId: renewal.id } });
+      const periodEnd = new Date(renewal.lines.data[0]!.period.end * 1000).toISOString();
+      expect(membership).toMatchObject({ status: 'ended', endReason: 'cancelled_by_staff' });
+      // The renewal counts: paid through its period, as membership.ended says.
+      expect(membership.expiresAt!.toISOString()).toBe(periodEnd);
+      expect(events.at(-1)!.data).toMatchObject({ reason: 'cancelled_by_staff', paid_through: periodEnd });
+      expect(events.find((event) => event.name === 'membership.renewed')!.data).toMatchObject({
+        invoice_id: renewal.id,
+        period_end: periodEnd,
+      });
+      expect(row).toMatchObject({ status: 'paid', reviewReason: null, refundedAt: null });
+      expect(fake.refunds.filter((refund) => refund.metadata.invoice_id === renewal.id)).toEqual([]);
+      return {
+        mode,
+        names: events.map((event) => event.name),
+        reasons: events
+          .filter((event) => event.name === 'membership.payment_succeeded')
+          .map((event) => event.data.billing_reason),
+      };
+    };
+    const outcomes = [
+      await scenario('notified first'),
+      await scenario('cancel first'),
+      await scenario('together'),
+      await scenario('cancel, deletion, duplicates'),
+    ];
+    for (const outcome of outcomes) {
+      expect(outcome).toEqual({
+        mode: outcome.mode,
+        names: [
+          'membership.subscription_started',
+          'membership.payment_succeeded',
+          'membership.payment_succeeded',
+          'membership.renewed',
+          'membership.ended',
+        ],
+        reasons: ['create', 'cycle'],
+      });
+    }
+  });
+
+  it('when a subscription ended before any of its notifications is handled and they arrive reversed, then the first payment it kept is still recorded before membership.ended, with paid_through its period end', async () => {
+    const m = await pendingRecurringMembership(t.deps.db, fake, demo.tenant.id);
+    const first = fake.billing.payFirstInvoice(m.subscriptionId);
+    await fakeStripeClient(fake).subscriptions.cancel(m.subscriptionId);
+    const deleted = structuredClone(fake.billing.subscriptions.get(m.subscriptionId)!);
+    await deliver(subscriptionEvent('customer.subscription.deleted', deleted), paid(first.invoice));
+    const periodEnd = new Date(first.invoice.lines.data[0]!.period.end * 1000).toISOString();
+    const events = await timeline(m.membershipId);
+    expect(events.map((event) => event.name)).toEqual([
+      'membership.subscription_started',
+      'membership.payment_succeeded',
+      'membership.ended',
+    ]);
+    expect(events[2]!.data).toMatchObject({ reason: 'provider', paid_through: periodEnd });
+    expect((await membershipOf(m.membershipId)).expiresAt!.toISOString()).toBe(periodEnd);
+    expect(await t.deps.db.order.findUniqueOrThrow({ where: { id: m.orderId } })).toMatchObject({ status: 'paid' });
+  });
+
+  it('when an older read of the subscription (past_due) is converged after a newer one (paid, active), then the status stays active and membership.past_due is recorded once', async () => {
+    const m = await activeMembership();
+    const cycled = fake.billing.cycle(m.subscriptionId, { outcome: 'failed' });
+    await deliver(failed(cycled.invoice!));
+    expect(await membershipOf(m.membershipId)).toMatchObject({ status: 'past_due' });
+    // A subscription.updated notification reads the subscription while it is past due...
+    const keptAt = new Date();
+    const kept = await retrieveSubscription(t.deps.stripe!, m.subscriptionId);
+    expect(kept.status).toBe('past_due');
+    // ...the member pays and that notification is handled first...
+    const recovered = fake.billing.retryInvoice(cycled.invoice!.id, { outcome: 'paid' });
+    await deliver(paid(recovered.invoice));
+    expect(await membershipOf(m.membershipId)).toMatchObject({ status: 'active' });
+    // ...then the older read commits.
+    const result = await syncMembership(
+      { db: t.deps.db, config: t.deps.config, stripe: t.deps.stripe! },
+      { subscriptionId: m.subscriptionId, read: { subscription: kept, at: keptAt } },
+    );
+    expect(result.transition).toBeNull();
+    expect(await membershipOf(m.membershipId)).toMatchObject({ status: 'active', graceEndsAt: null });
+    expect(await eventCounts(m.membershipId)).toMatchObject({
+      'membership.past_due': 1,
+      'membership.payment_failed': 1,
+      'membership.renewed': 1,
+    });
+    // A read taken after that one converges again as usual.
+    await deliver(
+      subscriptionEvent('customer.subscription.updated', fake.billing.subscriptions.get(m.subscriptionId)!),
+    );
+    expect(await membershipOf(m.membershipId)).toMatchObject({ status: 'active' });
+    expect(await events(m.membershipId, 'membership.past_due')).toHaveLength(1);
+  });
+
+  it('when the renewal at the new plan price is paid and applied while a withdrawal swaps the old price back, then the withdrawal is 404 and the subscription is put back on the new price the membership now has', async () => {
+    const m = await activeMembership();
+    const stripe = fakeStripeClient(fake);
+    const plan = await t.deps.db.membershipPlan.findUniqueOrThrow({ where: { id: m.planId } });
+    const product = await stripe.products.create({ name: 'Plus' });
+    const plusPrice = await stripe.prices.create({
+      product: product.id,
+      unit_amount: 4_000,
+      currency: 'eur',
+      recurring: { interval: 'month' },
+    });
+    const plus = await seedMembershipPlan(t.deps.db, demo.tenant.id, {
+      billing: 'recurring',
+      priceCents: 4_000,
+      currency: 'EUR',
+      interval: plan.interval,
+      stripePriceId: plusPrice.id,
+    });
+    const asked = await request(t.app)
+      .post(`/api/v1/memberships/${m.membershipId}/plan-change`)
+      .set('Authorization', bearer(demo.api_keys.manager))
+      .send({ to_plan_id: plus.id, when: 'period_end' });
+    expect(asked.status).toBe(201);
+    const itemPrice = () => fake.billing.subscriptions.get(m.subscriptionId)!.items.data[0]!.price.id;
+    expect(itemPrice()).toBe(plusPrice.id);
+    // The renewal bills the new price; its notification is handled while the withdrawal is at Stripe.
+    const { invoice } = fake.billing.cycle(m.subscriptionId, { outcome: 'paid' });
+    const racing = fakeStripeClient(fake);
+    const update = racing.subscriptions.update.bind(racing.subscriptions);
+    let interleaved = false;
+    racing.subscriptions.update = (async (...args: Parameters<typeof update>) => {
+      const answer = await update(...args);
+      if (!interleaved) {
+        interleaved = true;
+        await deliver(paid(invoice!));
+      }
+      return answer;
+    }) as typeof racing.subscriptions.update;
+
+    const keyId = await keyIdOf(t, demo.api_keys.manager);
+    await expect(
+      withdrawPlanChange(
+        { db: t.deps.db, stripe: racing as Stripe },
+        { tenantId: demo.tenant.id, keyId, requestedBy: 'staff' },
+        m.membershipId,
+      ),
+    ).rejects.toMatchObject({ code: 'change_not_found' });
+    expect(interleaved).toBe(true);
+    const membership = await membershipOf(m.membershipId);
+    expect(membership).toMatchObject({ planId: plus.id, stripePriceId: plusPrice.id, priceCents: 4_000 });
+    expect(itemPrice()).toBe(plusPrice.id);
+    const change = await t.deps.db.membershipChange.findUniqueOrThrow({ where: { id: asked.body.change_id } });
+    expect(change).toMatchObject({ status: 'applied', invoiceId: invoice!.id });
+    expect(await events(m.membershipId, 'membership.plan_changed')).toHaveLength(1);
+    expect(await events(m.membershipId, 'membership.plan_change_cancelled')).toHaveLength(0);
   });
 });

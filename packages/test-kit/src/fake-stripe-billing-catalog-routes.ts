@@ -1,5 +1,5 @@
 import type { BillingState } from './fake-stripe-billing';
-import { itemLine, newCustomer, newInvoiceItem, newPrice, newProduct, now } from './fake-stripe-billing-objects';
+import { itemLine, list, newCustomer, newInvoiceItem, newPrice, newProduct, now } from './fake-stripe-billing-objects';
 import {
   bool,
   int,
@@ -234,6 +234,24 @@ export function catalogRoutes(
       return ok(structuredClone(item));
     },
     'POST invoices': createInvoice,
+    // Newest first, as Stripe lists them; one page (has_more is always false here).
+    'GET invoices': (body) => {
+      const refused = unknownParam(body, ['subscription', 'customer', 'status', 'limit']);
+      if (refused) return refused;
+      const limit = body.limit === undefined ? 10 : int(body.limit);
+      if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100)
+        return invalid('Invalid integer: limit', { code: 'parameter_invalid_integer', param: 'limit' });
+      const found = [...state.invoices.values()]
+        .filter(
+          (invoice) =>
+            (body.subscription === undefined ||
+              invoice.parent?.subscription_details.subscription === body.subscription) &&
+            (body.customer === undefined || invoice.customer === body.customer) &&
+            (body.status === undefined || invoice.status === body.status),
+        )
+        .sort((a, b) => b.created - a.created);
+      return ok(list(structuredClone(found.slice(0, limit)), '/v1/invoices'));
+    },
     'GET invoices/:id': invoiceRoute((invoice, body) => {
       const refused = unknownParam(body, ['expand']);
       return refused ?? answerInvoice(body, () => invoice);

@@ -8,6 +8,7 @@ import {
   recordPaymentSucceeded,
   recordRenewed,
   recordSubscriptionStarted,
+  type SucceededReason,
 } from './billing-events';
 import { lateReason } from './late-money';
 
@@ -34,10 +35,16 @@ function invoiceRow(membershipId: string, facts: InvoiceFacts) {
 
 /**
  * A paid invoice: recorded open→paid once per invoice id. Money the membership cannot keep
- * (late-money.ts) is only marked for refund. Kept money moves the paid-through date on
- * monotonically and emits, by billing reason: the first invoice `subscription_started` +
- * `payment_succeeded{create}` (and pays the order); a renewal `payment_succeeded{cycle}` +
- * `renewed`; a change `payment_succeeded{update}`; a freeze fee `payment_succeeded{freeze_fee}`.
+ * (late-money.ts, judged from the end request and from `endedAt`, the end the provider reported
+ * — pass the re-read subscription's when it has ended) is only marked for refund and emits
+ * nothing. Kept money on a live membership moves the paid-through date on monotonically and
+ * emits, by billing reason: the first invoice `subscription_started` + `payment_succeeded{create}`
+ * (and pays the order); a renewal `payment_succeeded{cycle}` + `renewed`; a change
+ * `payment_succeeded{update}`; a freeze fee `payment_succeeded{freeze_fee}`. The sync applies
+ * invoices before it records an end, so kept money comes before `membership.ended`. Kept money
+ * learnt only after the end was recorded (its notification came later and the provider's read
+ * did not show it) is kept on the row and reported by `payment_succeeded` alone: nothing renews
+ * or starts an ended membership, and its dates stay as `membership.ended` reported them.
  * Returns whether it applied anything.
  */
 export async function applyInvoicePaid(
@@ -45,12 +52,18 @@ export async function applyInvoicePaid(
   membership: LockedMembership,
   order: LockedOrder | undefined,
   facts: InvoiceFacts,
+  subscriptionEndedAt: Date | null = null,
 ): Promise<boolean> {
   const stored = await tx.membershipInvoice.findUnique({ where: { stripeInvoiceId: facts.invoiceId } });
   if (stored?.status === 'paid') return false;
   const create = facts.billingReason === 'subscription_create';
+  const terminal = isTerminalMembership(membership.status);
+  const ends = { endRequestedAt: membership.endRequestedAt, endedAt: membership.endedAt ?? subscriptionEndedAt };
   const late =
-    lateReason(membership, facts) ?? (create && order?.status === 'cancelled' ? 'paid_after_order_cancelled' : null);
+    lateReason(ends, facts) ??
+    // Ended with no time to judge by (none is expected): nothing can be kept.
+    (terminal && !ends.endRequestedAt && !ends.endedAt ? `paid_after_${membership.status}` : null) ??
+    (create && order?.status === 'cancelled' ? 'paid_after_order_cancelled' : null);
   const row = {
     ...invoiceRow(membership.id, facts),
     status: 'paid',
@@ -63,6 +76,17 @@ export async function applyInvoicePaid(
     update: row,
   });
   if (late) return true;
+  if (create && order && order.status === 'pending_payment') {
+    await tx.order.update({
+      where: { id: order.id },
+      data: { status: 'paid', paidCents: facts.amountPaidCents, paidAt: facts.paidAt ?? new Date() },
+    });
+  }
+  if (terminal) {
+    const reason = succeededReason(facts);
+    if (reason) await recordPaymentSucceeded(tx, membership, facts, reason, facts.attemptCount > 1);
+    return true;
+  }
 
   const wasDue = membership.status === 'past_due' || membership.status === 'paused_for_payment';
   const recovered = facts.attemptCount > 1 || wasDue;
@@ -81,18 +105,15 @@ export async function applyInvoicePaid(
       WHERE id = ${membership.id}::uuid`;
   }
   // A payment brings a live membership back to active; the subscription's state has the last word.
-  const live = !isTerminalMembership(membership.status) && membership.status !== 'frozen';
-  if (live && subscriptionInvoice && (membership.status === 'pending_payment' ? create : wasDue)) {
+  if (
+    membership.status !== 'frozen' &&
+    subscriptionInvoice &&
+    (membership.status === 'pending_payment' ? create : wasDue)
+  ) {
     await tx.membership.update({ where: { id: membership.id }, data: { status: 'active', graceEndsAt: null } });
   }
 
   if (create) {
-    if (order && order.status === 'pending_payment') {
-      await tx.order.update({
-        where: { id: order.id },
-        data: { status: 'paid', paidCents: facts.amountPaidCents, paidAt: facts.paidAt ?? new Date() },
-      });
-    }
     if (membership.orderId && facts.subscriptionId && periodStart && periodEnd) {
       await recordSubscriptionStarted(tx, membership, {
         orderId: membership.orderId,
@@ -122,11 +143,19 @@ export async function applyInvoicePaid(
   return true;
 }
 
+function succeededReason(facts: InvoiceFacts): SucceededReason | null {
+  if (facts.billingReason === 'subscription_create') return 'create';
+  if (facts.billingReason === 'subscription_cycle') return 'cycle';
+  if (facts.billingReason === 'subscription_update') return 'update';
+  return facts.metadata.freeze_id ? 'freeze_fee' : null;
+}
+
 /**
  * A failed attempt: recorded when it is newer than the attempts stored and the invoice is not
  * paid (a stale failure changes and emits nothing). The first invoice's failures emit nothing
  * (the order stays pending until it is paid or abandoned), nor do failures of a membership that
- * has ended. Others emit `payment_failed`, `final` when the provider will not try again.
+ * has ended or whose subscription has (`subscriptionEnded`: the provider collects nothing more).
+ * Others emit `payment_failed`, `final` when the provider will not try again.
  */
 export async function applyInvoiceFailed(
   tx: Tx,
@@ -134,6 +163,7 @@ export async function applyInvoiceFailed(
   facts: InvoiceFacts,
   failureCode: string | null,
   secretKey: string,
+  subscriptionEnded = false,
 ): Promise<boolean> {
   const stored = await tx.membershipInvoice.findUnique({ where: { stripeInvoiceId: facts.invoiceId } });
   if (stored?.status === 'paid' || (stored && facts.attemptCount <= stored.attemptCount)) return false;
@@ -144,7 +174,8 @@ export async function applyInvoiceFailed(
     create: { stripeInvoiceId: facts.invoiceId, ...row },
     update: row,
   });
-  if (facts.billingReason === 'subscription_create' || isTerminalMembership(membership.status)) return true;
+  if (facts.billingReason === 'subscription_create' || subscriptionEnded || isTerminalMembership(membership.status))
+    return true;
   await recordPaymentFailed(tx, membership, facts, failureCode, secretKey);
   return true;
 }

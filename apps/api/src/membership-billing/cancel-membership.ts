@@ -50,9 +50,12 @@ export async function cancelMembership(
     const membership = await lockMembership(tx, { tenantId: actor.tenantId }, membershipId);
     if (!membership) throw new AppError('membership_not_found');
     assertMembershipAllows(membership.status, 'cancel');
-    const stamp = membership.endRequestedAt
-      ? {}
-      : { endRequestedAt: requestedAt, endRequestedBy: actor.requestedBy, endRequestedKeyId: actor.keyId };
+    // The first request's stamp stands (a repeated period_end keeps its time), except that
+    // staff ending it now take the end over: the end is theirs, at their time.
+    const stamp =
+      membership.endRequestedAt && request.at === 'period_end'
+        ? {}
+        : { endRequestedAt: requestedAt, endRequestedBy: actor.requestedBy, endRequestedKeyId: actor.keyId };
     if (membership.billing === 'fixed_term') {
       if (request.at === 'period_end') {
         return tx.membership.update({ where: { id: membership.id }, data: { ...stamp, cancelAtPeriodEnd: true } });
@@ -72,24 +75,34 @@ export async function cancelMembership(
     }
     if (!membership.stripeSubscriptionId) throw new AppError('membership_not_active', { status: membership.status });
     if (!deps.stripe) throw new AppError('payments_not_configured');
-    return tx.membership.update({ where: { id: membership.id }, data: stamp });
+    const earlier = {
+      endRequestedAt: membership.endRequestedAt,
+      endRequestedBy: membership.endRequestedBy,
+      endRequestedKeyId: membership.endRequestedKeyId,
+    };
+    return { ...(await tx.membership.update({ where: { id: membership.id }, data: stamp })), earlier };
   });
-  if (stamped.billing === 'fixed_term') return cancellationView(stamped);
+  if (stamped.billing === 'fixed_term' || !('earlier' in stamped)) return cancellationView(stamped);
 
   const stripe = deps.stripe!;
   const subscriptionId = stamped.stripeSubscriptionId!;
   let subscription: Stripe.Subscription;
+  const askedAt = new Date();
   try {
     subscription = await providerCall(() => askProvider(stripe, subscriptionId, membershipId, request.at));
   } catch (error) {
-    // The provider did not take the request: no end is pending, so later renewals are kept.
+    // The provider did not take the request: the end pending is the one before it (none, or the
+    // member's at period end), so later renewals are judged as they were.
     await deps.db.membership.updateMany({
       where: { id: membershipId, endRequestedAt: requestedAt, status: { notIn: ['ended', 'expired', 'cancelled'] } },
-      data: { endRequestedAt: null, endRequestedBy: null, endRequestedKeyId: null },
+      data: stamped.earlier,
     });
     throw error;
   }
-  await syncMembership({ db: deps.db, config: deps.config, stripe }, { subscriptionId, subscription });
+  await syncMembership(
+    { db: deps.db, config: deps.config, stripe },
+    { subscriptionId, read: { subscription, at: askedAt } },
+  );
   return cancellationView(await deps.db.membership.findUniqueOrThrow({ where: { id: membershipId } }));
 }
 

@@ -71,21 +71,24 @@ async function dueInvoice(tx: Tx, membershipId: string, latest: InvoiceFacts | n
  */
 export async function convergeMembership(
   tx: Tx,
-  deps: { graceDays: number; secretKey: string },
+  deps: { graceDays: number; secretKey: string; readAt: Date },
   membership: LockedMembership,
   subscription: Stripe.Subscription,
   latest: InvoiceFacts | null,
 ): Promise<MembershipStatus | null> {
   const now = new Date();
+  // When the subscription was last read (never moved back by an older read of an ended one).
+  const stripeSyncedAt =
+    membership.stripeSyncedAt && membership.stripeSyncedAt > deps.readAt ? membership.stripeSyncedAt : deps.readAt;
   if (isTerminalMembership(membership.status)) {
-    await tx.membership.update({ where: { id: membership.id }, data: { stripeSyncedAt: now } });
+    await tx.membership.update({ where: { id: membership.id }, data: { stripeSyncedAt } });
     return null;
   }
   const target = targetStatus(membership, subscription, latest);
   const period = subscriptionPeriod(subscription);
   await tx.membership.update({
     where: { id: membership.id },
-    data: { cancelAtPeriodEnd: subscription.cancel_at_period_end, stripeSyncedAt: now },
+    data: { cancelAtPeriodEnd: subscription.cancel_at_period_end, stripeSyncedAt },
   });
   // An active subscription's current period is paid for (unless the member is on the way out,
   // when a renewal would be given back).
@@ -105,7 +108,7 @@ export async function convergeMembership(
       where: { id: membership.id },
       data: { status: 'ended', endedAt, endReason: endReason(membership, subscription), graceEndsAt: null },
     });
-    await markLateInvoices(tx, { ...membership, status: 'ended', endedAt });
+    await markLateInvoices(tx, { id: membership.id, endRequestedAt: membership.endRequestedAt, endedAt });
     const ended = await tx.membership.findUniqueOrThrow({ where: { id: membership.id } });
     await recordEnded(tx, ended, {
       reason: endReason(membership, subscription),

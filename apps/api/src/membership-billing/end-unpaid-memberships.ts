@@ -29,10 +29,11 @@ export async function endUnpaidMemberships(
   for (const membership of due) {
     const subscriptionId = membership.stripeSubscriptionId!;
     try {
+      const askedAt = new Date();
       const subscription = await cancelAtProvider(stripe, subscriptionId, membership.id);
       const result = await syncMembership(
         { db: deps.db, config: deps.config, stripe },
-        { subscriptionId, subscription, unlessBusy: true },
+        { subscriptionId, read: { subscription, at: askedAt }, unlessBusy: true },
       );
       if (result.transition === 'ended') ended += 1;
     } catch (error) {

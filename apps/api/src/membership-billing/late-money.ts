@@ -1,5 +1,4 @@
-import type { Db, Membership, Tx } from '@booking/db';
-import { isTerminalMembership } from '@booking/domain';
+import type { Db, Tx } from '@booking/db';
 import Stripe from 'stripe';
 import { idOf } from '../payments/stripe-ids';
 import type { InvoiceFacts } from './billing-facts';
@@ -9,15 +8,22 @@ import type { InvoiceFacts } from './billing-facts';
 // ended the subscription. It never extends or reopens the membership; the invoice is marked for
 // review and its payment refunded in full after the commit.
 
-type Ends = Pick<Membership, 'status' | 'endRequestedAt' | 'endedAt'>;
+/** When the end was asked for (ours, ms) and when it happened (the provider's, whole seconds). */
+export interface Ends {
+  endRequestedAt: Date | null;
+  endedAt: Date | null;
+}
 
 /**
- * Why the invoice's money cannot be kept, or null when it can. The request time is ours (ms); an
- * end the provider reported is in whole seconds, as its invoice times are, so a payment in that
- * same second came first (the provider stops collecting when it ends a subscription).
+ * Why the invoice's money cannot be kept, or null when it can, judged only from the times: the
+ * end request and the end itself, never from the membership's status at the moment the
+ * notification happens to be handled, so every delivery order judges an invoice the same way.
+ * The request time is ours (ms); an end the provider reported is in whole seconds, as its
+ * invoice times are, so a payment in that same second came first (the provider stops collecting
+ * when it ends a subscription).
  */
-export function lateReason(membership: Ends, invoice: Pick<InvoiceFacts, 'periodStart' | 'paidAt'>): string | null {
-  const { endRequestedAt, endedAt } = membership;
+export function lateReason(ends: Ends, invoice: Pick<InvoiceFacts, 'periodStart' | 'paidAt'>): string | null {
+  const { endRequestedAt, endedAt } = ends;
   const after = (time: Date | null, cutoff: Date, inclusive: boolean) =>
     time !== null && (inclusive ? time.getTime() >= cutoff.getTime() : time.getTime() > cutoff.getTime());
   if (
@@ -27,7 +33,6 @@ export function lateReason(membership: Ends, invoice: Pick<InvoiceFacts, 'period
     return 'paid_after_end_requested';
   if (endedAt && (after(invoice.periodStart, endedAt, false) || after(invoice.paidAt, endedAt, false)))
     return 'paid_after_ended';
-  if (isTerminalMembership(membership.status) && !endRequestedAt && !endedAt) return `paid_after_${membership.status}`;
   return null;
 }
 

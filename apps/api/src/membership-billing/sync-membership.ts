@@ -1,6 +1,6 @@
 import type { Config } from '@booking/config';
 import type { Db, MembershipStatus } from '@booking/db';
-import { isUuid } from '@booking/domain';
+import { isTerminalMembership, isUuid } from '@booking/domain';
 import type Stripe from 'stripe';
 import {
   ANY_TENANT,
@@ -31,8 +31,11 @@ export interface SyncInput {
   subscriptionId: string;
   /** The provider's notification, deduplicated insert-first in provider_events. */
   event?: { id: string; type: string; invoice?: Stripe.Invoice };
-  /** The subscription as the provider just answered (a cancel); read fresh otherwise. */
-  subscription?: Stripe.Subscription;
+  /**
+   * The subscription as the provider just answered (a cancel), with the moment the request was
+   * sent (the answer is at least that new); read fresh otherwise.
+   */
+  read?: { subscription: Stripe.Subscription; at: Date };
   /** Jobs: leave a membership another transaction holds to that transaction. */
   unlessBusy?: boolean;
 }
@@ -60,33 +63,63 @@ function failureCodeOf(invoice: Stripe.Invoice | null): string | null {
 async function membershipOf(db: Db, subscription: Stripe.Subscription) {
   const stored = await db.membership.findUnique({
     where: { stripeSubscriptionId: subscription.id },
-    select: { id: true, orderId: true },
+    select: { id: true, orderId: true, status: true, createdAt: true },
   });
   if (stored) return stored;
   const { membership_id: membershipId, tenant_id: tenantId } = subscription.metadata ?? {};
   if (!membershipId || !isUuid(membershipId) || !tenantId || !isUuid(tenantId)) return null;
   return db.membership.findFirst({
     where: { id: membershipId, tenantId, stripeSubscriptionId: null, billing: 'recurring' },
-    select: { id: true, orderId: true },
+    select: { id: true, orderId: true, status: true, createdAt: true },
   });
+}
+
+/**
+ * Every paid invoice of an ended subscription, oldest first: read before its membership's end is
+ * recorded, so that money it keeps is applied (and reported) before `membership.ended`, whichever
+ * notification comes first. One page is plenty: a membership's subscription has few invoices
+ * that matter, and the newest come first.
+ */
+async function paidInvoicesOf(stripe: Stripe, subscriptionId: string): Promise<InvoiceFacts[]> {
+  const page = await providerCall(() =>
+    stripe.invoices.list({ subscription: subscriptionId, status: 'paid', limit: 100 }),
+  );
+  const startOf = (facts: InvoiceFacts) => facts.periodStart?.getTime() ?? 0;
+  return page.data
+    .map((invoice) => ({ created: invoice.created, facts: invoiceFacts(invoice) }))
+    .sort((a, b) => a.created - b.created || startOf(a.facts) - startOf(b.facts))
+    .map(({ facts }) => facts);
 }
 
 /**
  * One convergence of a membership with its provider subscription, the same for every trigger (a
  * notification, the cancel request, the reconcile and grace jobs): read the subscription first,
- * outside any transaction; then in one transaction take the order and membership locks, apply
- * the newest invoice's facts and the notification's own invoice (each once), and converge the
- * status. Money that could not be kept is refunded after the commit; a redelivery retries a
- * refund that failed.
+ * outside any transaction (and, when it has ended and the membership has not, its paid
+ * invoices); then in one transaction take the order and membership locks, apply the invoices as
+ * facts (each once) and converge the status. Facts come first, judged by the times of the end
+ * request and of the subscription's end, so money the membership keeps is recorded before an end
+ * and money it cannot keep never is. A read older than one already converged (two notifications
+ * overtaking each other) applies its facts but leaves the status to the newer read. Money that
+ * could not be kept is refunded after the commit; a redelivery retries a refund that failed.
  */
 export async function syncMembership(deps: BillingDeps, input: SyncInput): Promise<SyncResult> {
+  // Taken before the request leaves: whatever the provider answers is at least this new.
+  const readAt = input.read?.at ?? new Date();
   const subscription =
-    input.subscription ?? (await providerCall(() => retrieveSubscription(deps.stripe, input.subscriptionId)));
+    input.read?.subscription ?? (await providerCall(() => retrieveSubscription(deps.stripe, input.subscriptionId)));
   const found = await membershipOf(deps.db, subscription);
   if (!found) return { membershipId: null, transition: null, done: true };
   const latestInvoice = latestInvoiceOf(subscription);
   const latest = latestInvoice && invoiceFacts(latestInvoice);
   const secretKey = deps.config.webhooks.secretKey;
+  const endedAt = subscriptionEndedAt(subscription);
+  // Only what was paid since the membership exists: an imported one's history is not news.
+  const paidBeforeEnd =
+    endedAt && !isTerminalMembership(found.status)
+      ? (await paidInvoicesOf(deps.stripe, subscription.id)).filter(
+          (invoice) => invoice.paidAt !== null && invoice.paidAt.getTime() >= found.createdAt.getTime() - 1000,
+        )
+      : [];
 
   const outcome = await deps.db.$transaction(async (tx) => {
     if (input.event) {
@@ -111,8 +144,13 @@ export async function syncMembership(deps: BillingDeps, input: SyncInput): Promi
 
     const reread = () =>
       tx.membership.findUniqueOrThrow({ where: { id: found.id }, include: { plan: { include: { benefits: true } } } });
-    // The newest invoice first: a notification's older copy of the same invoice is then stale.
+    // The ended subscription's paid invoices oldest first (unless another transaction has
+    // recorded the end meanwhile: then they count as learnt after it), then the newest invoice:
+    // a notification's older copy of the same invoice is then stale.
     const facts: { invoice: InvoiceFacts; paid: boolean; failureCode: string | null }[] = [];
+    if (!isTerminalMembership(membership.status)) {
+      for (const invoice of paidBeforeEnd) facts.push({ invoice, paid: true, failureCode: null });
+    }
     if (latest && latestInvoice) {
       const collecting = ['past_due', 'unpaid', 'paused'].includes(subscription.status);
       if (latest.status === 'paid') facts.push({ invoice: latest, paid: true, failureCode: null });
@@ -129,24 +167,25 @@ export async function syncMembership(deps: BillingDeps, input: SyncInput): Promi
         failureCode: sameAsLatest ? failureCodeOf(latestInvoice) : null,
       });
     }
-    const converge = async () =>
-      convergeMembership(
-        tx,
-        { graceDays: deps.config.memberships.paymentGraceDays, secretKey },
-        await reread(),
-        subscription,
-        latest,
-      );
-    // A subscription that has ended ends the membership before any invoice is applied, so every
-    // notification of the batch, in whatever order, sees the same ended membership: payments made
-    // before the end are kept, later ones given back, failures emit nothing.
-    const ended = subscriptionEndedAt(subscription) ? await converge() : null;
+    // Facts before the end: kept money counts towards paid_through and is reported before
+    // membership.ended; late money is judged by the end's times, not by whether it is recorded yet.
     for (const fact of facts) {
       const current = await reread();
-      if (fact.paid) await applyInvoicePaid(tx, current, order, fact.invoice);
-      else await applyInvoiceFailed(tx, current, fact.invoice, fact.failureCode, secretKey);
+      if (fact.paid) await applyInvoicePaid(tx, current, order, fact.invoice, endedAt);
+      else await applyInvoiceFailed(tx, current, fact.invoice, fact.failureCode, secretKey, endedAt !== null);
     }
-    const transition = ended ?? (await converge());
+    // A read taken before one already converged says less than it: the status stays. An end is
+    // final at the provider, so a read that shows one is never too old.
+    const newerConverged = membership.stripeSyncedAt !== null && membership.stripeSyncedAt.getTime() > readAt.getTime();
+    if (newerConverged && !endedAt)
+      return { transition: null, done: true, refunds: await pendingRefunds(tx, found.id) };
+    const transition = await convergeMembership(
+      tx,
+      { graceDays: deps.config.memberships.paymentGraceDays, secretKey, readAt },
+      await reread(),
+      subscription,
+      latest,
+    );
     return { transition, done: true, refunds: await pendingRefunds(tx, found.id) };
   });
 

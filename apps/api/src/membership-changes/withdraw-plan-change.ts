@@ -1,5 +1,5 @@
 import type { Db } from '@booking/db';
-import { AppError } from '@booking/domain';
+import { AppError, isTerminalMembership } from '@booking/domain';
 import type Stripe from 'stripe';
 import { lockMembership } from '../locks';
 import type { MembershipActor } from '../memberships/membership-actor';
@@ -15,7 +15,9 @@ const IN_FLIGHT_MS = 60_000;
  * old price (no proration), then the change is cancelled with membership.plan_change_cancelled
  * (withdrawn), once however many withdrawals race (the status guard lets one through; the
  * others are 404 change_not_found). An upgrade made `now` is not withdrawn: it waits on its
- * invoice, and lapses (payment_failed) if that is not paid.
+ * invoice, and lapses (payment_failed) if that is not paid. If the renewal at the new price is
+ * paid and applied while the old price is being put back, the change stands (404
+ * change_not_found) and the subscription is put on the new price again.
  */
 export async function withdrawPlanChange(
   deps: { db: Db; stripe: Stripe | null },
@@ -54,11 +56,33 @@ export async function withdrawPlanChange(
     );
   }
 
-  return db.$transaction(async (tx) => {
+  const outcome = await db.$transaction(async (tx) => {
     const membership = (await lockMembership(tx, { tenantId: actor.tenantId }, membershipId))!;
-    if (!(await cancelPendingChange(tx, membership, change, 'withdrawn', actor.keyId))) {
-      throw new AppError('change_not_found', 'the change is no longer pending');
+    if (await cancelPendingChange(tx, membership, change, 'withdrawn', actor.keyId)) {
+      return {
+        withdrawn: true as const,
+        view: changeView(await tx.membershipChange.findUniqueOrThrow({ where: { id: change.id } })),
+      };
     }
-    return changeView(await tx.membershipChange.findUniqueOrThrow({ where: { id: change.id } }));
+    // Not pending any more. If a renewal at the new price was paid and applied while the old
+    // price went back to the provider, the membership is on the new plan: the provider must
+    // bill the price the membership now has, not the one just swapped back.
+    const now = await tx.membershipChange.findUniqueOrThrow({ where: { id: change.id } });
+    const live = !isTerminalMembership(membership.status);
+    return { withdrawn: false as const, applied: now.status === 'applied' && live ? membership.stripePriceId : null };
   });
+  if (outcome.withdrawn) return outcome.view;
+  if (subscriptionId && outcome.applied && outcome.applied !== change.fromPriceId) {
+    await swapSubscriptionPrice(
+      stripe,
+      subscriptionId,
+      outcome.applied,
+      'none',
+      `membership-change-${change.id}-withdraw-undone`,
+    );
+  }
+  throw new AppError(
+    'change_not_found',
+    outcome.applied ? 'the change was applied by a renewal paid meanwhile' : 'the change is no longer pending',
+  );
 }
