@@ -1,5 +1,5 @@
 import type { Membership, Tx } from '@booking/db';
-import { recordEvent } from '@booking/events';
+import { recordEvent, type EventFields } from '@booking/events';
 import { membershipRef } from '../memberships/membership-ref';
 import type { InvoiceFacts } from './billing-facts';
 
@@ -144,8 +144,8 @@ export function recordPausedForPayment(
   });
 }
 
-export type EndReason =
-  'cancelled_by_member' | 'cancelled_by_staff' | 'payment_failed' | 'disputed' | 'provider' | 'refunded';
+/** Why a membership ended: the reasons membership.ended can carry, from its payload schema. */
+export type EndReason = EventFields<'membership.ended'>['reason'];
 
 export function recordEnded(
   tx: Tx,
