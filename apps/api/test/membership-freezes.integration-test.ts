@@ -106,6 +106,10 @@ async function runUntilDone(job: () => Promise<number>): Promise<number> {
 
 const jobDeps = (app: TestApp) => ({ db: app.deps.db, stripe: app.deps.stripe });
 
+const MINUTE = 60_000;
+/** Within the start job's lead before a recurring renewal: when it pauses the subscription. */
+const justBefore = (renewal: Date) => new Date(renewal.getTime() - 10 * MINUTE);
+
 describe('booking a freeze', () => {
   it('when a manager books a freeze within the rules, then it is booked and membership.freeze_booked is recorded once with the days and the actor', async () => {
     const membership = await fixedMember();
@@ -492,10 +496,10 @@ describe('recurring freezes', () => {
     });
     expect(booked.status).toBe(201);
 
-    const firstDay = dayOf(renewal);
+    const beforeRenewal = justBefore(renewal);
     await Promise.all([
-      runUntilDone(() => startFreezes(jobDeps(t), firstDay)),
-      runUntilDone(() => startFreezes(jobDeps(t2), firstDay)),
+      runUntilDone(() => startFreezes(jobDeps(t), beforeRenewal)),
+      runUntilDone(() => startFreezes(jobDeps(t2), beforeRenewal)),
     ]);
     expect(fake.billing.subscriptions.get(subscriptionId)!.status).toBe('paused');
     // However many runs asked, they asked as one: the same idempotency key, from the freeze.
@@ -548,7 +552,7 @@ describe('recurring freezes', () => {
       starts_on: formatDay(renewal),
       ends_on: formatDay(addDays(renewal, 9)),
     });
-    await runUntilDone(() => startFreezes(jobDeps(t), dayOf(renewal)));
+    await runUntilDone(() => startFreezes(jobDeps(t), justBefore(renewal)));
     expect(fake.billing.subscriptions.get(subscriptionId)!.status).toBe('paused');
     // No fee on this plan: no invoice.
     const freeze = await t.deps.db.membershipFreeze.findUniqueOrThrow({ where: { id: booked.body.freeze_id } });
@@ -569,5 +573,225 @@ describe('recurring freezes', () => {
     expect((await eventsOf(membership.id, 'membership.freeze_cancelled')).map((e) => e.data)).toEqual([
       expect.objectContaining({ was: 'active', reason: 'back early' }),
     ]);
+  });
+});
+
+describe('when a recurring freeze starts', () => {
+  /** A recurring member with a booked freeze from the renewal date (fee 500), and its member token. */
+  async function bookedRecurringFreeze(options: PlanOptions = { freezeFeeCents: 500 }) {
+    const member = await recurringMember(options);
+    const renewal = member.membership.expiresAt!;
+    const token = issueManageToken(t.deps.config, member.membership);
+    const booked = await book(
+      member.membership.id,
+      { starts_on: formatDay(renewal), ends_on: formatDay(addDays(renewal, 9)) },
+      { 'X-Membership-Token': token },
+    );
+    expect(booked.status).toBe(201);
+    return { ...member, renewal, token, freezeId: booked.body.freeze_id as string };
+  }
+
+  const memberCancel = (membershipId: string, freezeId: string, token: string) =>
+    request(t.app)
+      .post(`/api/v1/memberships/${membershipId}/freezes/${freezeId}/cancel`)
+      .set('X-Membership-Token', token)
+      .send({});
+
+  /** Runs `run` with the app's Stripe subscriptions.pause doing `before` first (the probe's race). */
+  async function withPauseRacing<T>(before: () => Promise<unknown>, run: () => Promise<T>): Promise<T> {
+    const subscriptions = t.deps.stripe!.subscriptions;
+    const pause = subscriptions.pause;
+    subscriptions.pause = (async (...args: Parameters<typeof pause>) => {
+      await before();
+      return pause.apply(subscriptions, args);
+    }) as typeof pause;
+    try {
+      return await run();
+    } finally {
+      subscriptions.pause = pause;
+    }
+  }
+
+  const feeInvoices = (customerId: string) =>
+    [...fake.billing.invoices.values()].filter(
+      (invoice) => invoice.customer === customerId && invoice.billing_reason === 'manual',
+    );
+
+  it('when the member cancels the booked freeze while the job pauses the subscription, then the pause is undone (resumed once) and the fee voided, the membership stays active, and only membership.freeze_cancelled is recorded, once; later runs change nothing', async () => {
+    const { membership, subscriptionId, customerId, renewal, token, freezeId } = await bookedRecurringFreeze();
+    let cancelStatus = 0;
+    const at = justBefore(renewal);
+    await withPauseRacing(
+      async () => {
+        cancelStatus = (await memberCancel(membership.id, freezeId, token)).status;
+      },
+      () => runUntilDone(() => startFreezes(jobDeps(t), at)),
+    );
+    expect(cancelStatus).toBe(200);
+
+    expect(fake.requestsTo('POST', `/v1/subscriptions/${subscriptionId}/pause`)).toHaveLength(1);
+    const resumes = fake.requestsTo('POST', `/v1/subscriptions/${subscriptionId}/resume`);
+    expect(resumes.map((r) => r.idempotencyKey)).toEqual([`freeze-resume-${freezeId}`]);
+    expect(fake.billing.subscriptions.get(subscriptionId)!.status).toBe('active');
+    const [fee] = feeInvoices(customerId);
+    expect(fee).toMatchObject({ amount_due: 500, status: 'void', metadata: { freeze_id: freezeId } });
+
+    const freeze = await t.deps.db.membershipFreeze.findUniqueOrThrow({ where: { id: freezeId } });
+    expect(freeze).toMatchObject({ status: 'cancelled', startedAt: null, stripeFeeInvoiceId: fee!.id });
+    expect(freeze.providerUndoneAt).toEqual(at);
+    expect(await t.deps.db.membership.findUniqueOrThrow({ where: { id: membership.id } })).toMatchObject({
+      status: 'active',
+    });
+    expect(await eventsOf(membership.id, 'membership.frozen')).toEqual([]);
+    expect((await eventsOf(membership.id, 'membership.freeze_cancelled')).map((e) => e.data)).toEqual([
+      expect.objectContaining({ freeze_id: freezeId, was: 'booked', reason: null, actor_user_id: null }),
+    ]);
+
+    // Later runs, the undo sweep's included, ask Stripe nothing more.
+    await runUntilDone(() => startFreezes(jobDeps(t), new Date(at.getTime() + 20 * MINUTE)));
+    expect(fake.requestsTo('POST', `/v1/subscriptions/${subscriptionId}/resume`)).toHaveLength(1);
+    expect(fake.requestsTo('POST', `/v1/invoices/${fee!.id}/void`)).toHaveLength(1);
+    expect(await eventsOf(membership.id, 'membership.freeze_cancelled')).toHaveLength(1);
+  });
+
+  it('when the membership stops being active while the job pauses the subscription, then the freeze is cancelled (membership_not_active) once, and the pause and the fee are undone', async () => {
+    const { membership, subscriptionId, customerId, renewal, freezeId } = await bookedRecurringFreeze();
+    await withPauseRacing(
+      () => t.deps.db.membership.update({ where: { id: membership.id }, data: { status: 'paused_for_payment' } }),
+      () => runUntilDone(() => startFreezes(jobDeps(t), justBefore(renewal))),
+    );
+    expect(fake.billing.subscriptions.get(subscriptionId)!.status).toBe('active');
+    expect(feeInvoices(customerId).map((invoice) => invoice.status)).toEqual(['void']);
+    expect(await t.deps.db.membershipFreeze.findUniqueOrThrow({ where: { id: freezeId } })).toMatchObject({
+      status: 'cancelled',
+      providerUndoneAt: expect.any(Date),
+    });
+    expect((await eventsOf(membership.id, 'membership.freeze_cancelled')).map((e) => e.data)).toEqual([
+      expect.objectContaining({ was: 'booked', reason: 'membership_not_active' }),
+    ]);
+    expect(await eventsOf(membership.id, 'membership.frozen')).toEqual([]);
+  });
+
+  it('when the undo fails, then a warning is logged and the freeze keeps it pending; a run after the fee was paid resumes the subscription and refunds the fee, once', async () => {
+    const { membership, subscriptionId, customerId, renewal, token, freezeId } = await bookedRecurringFreeze();
+    const warn = jest.fn();
+    const at = justBefore(renewal);
+    const subscriptions = t.deps.stripe!.subscriptions;
+    const resume = subscriptions.resume;
+    subscriptions.resume = (() => Promise.reject(new Error('Stripe is unreachable'))) as unknown as typeof resume;
+    try {
+      await withPauseRacing(
+        () => memberCancel(membership.id, freezeId, token),
+        () => runUntilDone(() => startFreezes({ ...jobDeps(t), logger: { warn } }, at)),
+      );
+    } finally {
+      subscriptions.resume = resume;
+    }
+    expect(warn).toHaveBeenCalledWith(
+      expect.objectContaining({ freezeId }),
+      expect.stringContaining('the undo is retried by the next run'),
+    );
+    expect(fake.billing.subscriptions.get(subscriptionId)!.status).toBe('paused');
+    const [fee] = feeInvoices(customerId);
+    expect(await t.deps.db.membershipFreeze.findUniqueOrThrow({ where: { id: freezeId } })).toMatchObject({
+      status: 'cancelled',
+      stripeFeeInvoiceId: fee!.id,
+      providerUndoneAt: null,
+    });
+
+    // Stripe collects the fee meanwhile.
+    await t.deps.stripe!.invoices.pay(fee!.id);
+    // Not while a start attempt could still be undoing its own work; then by the sweep.
+    await runUntilDone(() => startFreezes(jobDeps(t), new Date(at.getTime() + 5 * MINUTE)));
+    expect(fake.billing.subscriptions.get(subscriptionId)!.status).toBe('paused');
+    const later = new Date(at.getTime() + 11 * MINUTE);
+    await Promise.all([
+      runUntilDone(() => startFreezes(jobDeps(t), later)),
+      runUntilDone(() => startFreezes(jobDeps(t2), later)),
+    ]);
+    await runUntilDone(() => startFreezes(jobDeps(t), new Date(at.getTime() + 30 * MINUTE)));
+    expect(fake.billing.subscriptions.get(subscriptionId)!.status).toBe('active');
+    expect(fake.refunds.filter((refund) => refund.metadata.invoice_id === fee!.id).map((r) => r.amount)).toEqual([500]);
+    expect(
+      (await t.deps.db.membershipFreeze.findUniqueOrThrow({ where: { id: freezeId } })).providerUndoneAt,
+    ).not.toBeNull();
+    expect(await eventsOf(membership.id, 'membership.freeze_cancelled')).toHaveLength(1);
+  });
+
+  it('when the member cancels at the same moment as two job runs start the freeze, then whichever wins the subscription ends active, the membership active, the freeze cancelled with one event, and a fee is void unless the freeze had started', async () => {
+    for (let round = 1; round <= 5; round += 1) {
+      const { membership, subscriptionId, customerId, renewal, token, freezeId } = await bookedRecurringFreeze();
+      const at = justBefore(renewal);
+      const [cancelled] = await Promise.all([
+        memberCancel(membership.id, freezeId, token),
+        runUntilDone(() => startFreezes(jobDeps(t), at)),
+        runUntilDone(() => startFreezes(jobDeps(t2), at)),
+      ]);
+      expect(cancelled.status).toBe(200);
+      const subscription = fake.billing.subscriptions.get(subscriptionId)!;
+      expect(subscription.status).toBe('active');
+      expect(await t.deps.db.membership.findUniqueOrThrow({ where: { id: membership.id } })).toMatchObject({
+        status: 'active',
+      });
+      const events = await eventsOf(membership.id, 'membership.freeze_cancelled');
+      expect(events).toHaveLength(1);
+      const was = (events[0]!.data as { was: string }).was;
+      const fees = feeInvoices(customerId).map((invoice) => invoice.status);
+      if (was === 'booked') {
+        expect(fees.every((status) => status === 'void')).toBe(true);
+        expect(await eventsOf(membership.id, 'membership.frozen')).toEqual([]);
+      } else {
+        // Started first: ended at once by the cancellation, which resumed the subscription.
+        expect(fees).toEqual(['open']);
+        expect(await eventsOf(membership.id, 'membership.frozen')).toHaveLength(1);
+        expect(await eventsOf(membership.id, 'membership.unfrozen')).toHaveLength(1);
+      }
+    }
+  });
+
+  it('when Stripe already renewed the subscription before the job came, then the freeze is cancelled (renewed_before_start) without a pause or a fee', async () => {
+    const { membership, subscriptionId, customerId, renewal, freezeId } = await bookedRecurringFreeze();
+    fake.billing.cycle(subscriptionId, { outcome: 'paid' });
+    // The job was late: after the renewal.
+    await runUntilDone(() => startFreezes(jobDeps(t), new Date(renewal.getTime() + 45 * MINUTE)));
+    expect(fake.requestsTo('POST', `/v1/subscriptions/${subscriptionId}/pause`)).toEqual([]);
+    expect(fake.billing.subscriptions.get(subscriptionId)!.status).toBe('active');
+    expect(feeInvoices(customerId)).toEqual([]);
+    expect(await t.deps.db.membershipFreeze.findUniqueOrThrow({ where: { id: freezeId } })).toMatchObject({
+      status: 'cancelled',
+      frozenDays: 0,
+    });
+    expect((await eventsOf(membership.id, 'membership.freeze_cancelled')).map((e) => e.data)).toEqual([
+      expect.objectContaining({ was: 'booked', reason: 'renewed_before_start', actor_user_id: null }),
+    ]);
+    expect(await eventsOf(membership.id, 'membership.frozen')).toEqual([]);
+  });
+
+  it('then it starts 30 minutes before the renewal time, not at midnight: a renewal at 00:10 is paused the evening before, one at 14:00 not before 13:30', async () => {
+    const renewalDay = addDays(today, 20);
+    const cases = [
+      { renewal: new Date(renewalDay.getTime() + 10 * MINUTE), early: -35, due: -25 },
+      { renewal: new Date(renewalDay.getTime() + 14 * 60 * MINUTE), early: -13 * 60 - 55, due: -29 },
+    ];
+    for (const { renewal, early, due } of cases) {
+      const { membership, subscriptionId } = await recurringMember();
+      await t.deps.db.membership.update({ where: { id: membership.id }, data: { expiresAt: renewal } });
+      const booked = await book(membership.id, {
+        starts_on: formatDay(renewal),
+        ends_on: formatDay(addDays(renewal, 6)),
+      });
+      expect(booked.status).toBe(201);
+      await runUntilDone(() => startFreezes(jobDeps(t), new Date(renewal.getTime() + early * MINUTE)));
+      expect(
+        await t.deps.db.membershipFreeze.findUniqueOrThrow({ where: { id: booked.body.freeze_id } }),
+      ).toMatchObject({ status: 'booked' });
+      expect(fake.billing.subscriptions.get(subscriptionId)!.status).toBe('active');
+      await runUntilDone(() => startFreezes(jobDeps(t), new Date(renewal.getTime() + due * MINUTE)));
+      expect(
+        await t.deps.db.membershipFreeze.findUniqueOrThrow({ where: { id: booked.body.freeze_id } }),
+      ).toMatchObject({ status: 'active' });
+      expect(fake.billing.subscriptions.get(subscriptionId)!.status).toBe('paused');
+      expect(await eventsOf(membership.id, 'membership.frozen')).toHaveLength(1);
+    }
   });
 });

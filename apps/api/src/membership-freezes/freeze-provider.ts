@@ -1,13 +1,17 @@
 import type { Membership, MembershipFreeze } from '@booking/db';
 import { AppError } from '@booking/domain';
-import type Stripe from 'stripe';
+import Stripe from 'stripe';
 import { providerCall } from '../payments/provider-call';
+import { idOf } from '../payments/stripe-ids';
 
 // The Stripe side of a recurring membership's freeze. Each call runs before the transaction that
 // records it, with an idempotency key derived from the freeze, so a retry, a second job run or
 // a staff cancellation racing the job ask Stripe once and all get the same answer.
 
 type Subscribed = Pick<Membership, 'id' | 'tenantId' | 'stripeSubscriptionId' | 'stripeCustomerId' | 'currency'>;
+
+/** How close to our renewal time a period must start to count as that renewal (clocks, rounding). */
+const RENEWAL_TOLERANCE_MS = 60 * 60_000;
 
 function subscriptionOf(membership: Subscribed): string {
   if (!membership.stripeSubscriptionId) throw new Error(`membership ${membership.id} has no subscription`);
@@ -112,4 +116,76 @@ export async function resumeAfterFreeze(
   const item = subscription.items.data[0];
   if (!item) throw new AppError('payment_provider_error', { message: 'the subscription has no items' });
   return { start: new Date(item.current_period_start * 1000), end: new Date(item.current_period_end * 1000) };
+}
+
+/**
+ * Whether Stripe has already renewed the subscription the freeze was to pause at its renewal:
+ * its current period starts at (or about) the membership's renewal time. Pausing it then would
+ * freeze a period the member has just been billed for, so the start job cancels the freeze.
+ */
+export async function renewedBeforeFreeze(
+  stripe: Stripe,
+  membership: Subscribed & Pick<Membership, 'expiresAt'>,
+): Promise<boolean> {
+  if (!membership.expiresAt) return false;
+  const subscriptionId = subscriptionOf(membership);
+  const subscription = await providerCall(() => stripe.subscriptions.retrieve(subscriptionId));
+  const item = subscription.items.data[0];
+  return !!item && item.current_period_start * 1000 >= membership.expiresAt.getTime() - RENEWAL_TOLERANCE_MS;
+}
+
+/**
+ * Undoes the pause of a freeze that was cancelled before it started: resumes the subscription if
+ * it is still paused at our request, with the key and the `billing_cycle_anchor: now` the end job
+ * uses (a new period from now, billed now: see docs/memberships.md "Freezes"). Anything else (an
+ * active, cancelled or ended subscription) is left alone. Returns whether it resumed.
+ */
+export async function resumeCancelledFreeze(
+  stripe: Stripe,
+  membership: Subscribed,
+  freeze: Pick<MembershipFreeze, 'id'>,
+): Promise<boolean> {
+  const subscriptionId = subscriptionOf(membership);
+  const subscription = await providerCall(() => stripe.subscriptions.retrieve(subscriptionId));
+  if (subscription.status !== 'paused') return false;
+  if (subscription.status_details?.paused?.subscription?.type !== 'pause_requested') return false;
+  await resumeAfterFreeze(stripe, membership, freeze);
+  return true;
+}
+
+/**
+ * Takes back the fee of a freeze that was cancelled before it started: an open (or
+ * uncollectible) invoice is voided, a paid one refunded in full; a void one needs nothing. Keyed
+ * by the freeze, and a second full refund refused by Stripe counts as done, so it is safe to run
+ * twice. A draft (Stripe finalizes it within the hour) or a payment racing the void throws, for a
+ * later run to finish. Returns what was done.
+ */
+export async function takeBackFreezeFee(
+  stripe: Stripe,
+  freeze: Pick<MembershipFreeze, 'id'>,
+  invoiceId: string,
+): Promise<'voided' | 'refunded' | 'void'> {
+  const invoice = await providerCall(() => stripe.invoices.retrieve(invoiceId, { expand: ['payments'] }));
+  if (invoice.status === 'void') return 'void';
+  if (invoice.status === 'open' || invoice.status === 'uncollectible') {
+    await providerCall(() =>
+      stripe.invoices.voidInvoice(invoiceId, {}, { idempotencyKey: `freeze-fee-void-${freeze.id}` }),
+    );
+    return 'voided';
+  }
+  if (invoice.status !== 'paid') throw new Error(`the freeze fee invoice ${invoiceId} is ${invoice.status}`);
+  const payment = invoice.payments?.data.find((candidate) => candidate.status === 'paid') ?? invoice.payments?.data[0];
+  const paymentIntent = idOf(payment?.payment?.payment_intent ?? null);
+  if (!paymentIntent) throw new Error(`the paid freeze fee invoice ${invoiceId} names no payment`);
+  try {
+    await stripe.refunds.create(
+      { payment_intent: paymentIntent, metadata: { invoice_id: invoiceId, freeze_id: freeze.id, automatic: 'true' } },
+      { idempotencyKey: `freeze-fee-refund-${freeze.id}` },
+    );
+  } catch (error) {
+    if (!(error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'charge_already_refunded')) {
+      throw error;
+    }
+  }
+  return 'refunded';
 }
