@@ -85,7 +85,7 @@ describe('member tokens', () => {
     const secret = t.deps.config.tokenSigningSecret;
     const memberClaims = verifyToken(secret, 'member', res.body.member_token);
     expect(memberClaims).toMatchObject({ subject: `${membership.id}:1`, tenantId: demo.tenant.id });
-    expect(verifyToken(secret, 'membership_manage', res.body.manage_token).subject).toBe(membership.id);
+    expect(verifyToken(secret, 'membership_manage', res.body.manage_token).subject).toBe(`${membership.id}:1`);
     expect(res.body.expires_at).toBe(memberClaims.expiresAt.toISOString());
     const days = (Date.parse(res.body.expires_at) - Date.now()) / 86_400_000;
     expect(Math.round(days)).toBe(t.deps.config.memberships.memberTokenTtlDays);
@@ -263,6 +263,37 @@ describe('a booking that presents a membership', () => {
     expect([late.res.status, late.res.body.error]).toEqual([409, 'membership_not_active']);
     expect(await usagesOf(frozen.membership.id)).toEqual([]);
     expect(await usagesOf(ending.membership.id)).toEqual([]);
+  });
+
+  it('when the plan requires a photo and the holder has none yet, then it is 409 holder_photo_required and nothing is booked or reserved; once it is captured the booking is made', async () => {
+    const { membership, token } = await member({ requiresPhoto: true });
+    const refused = await book(token, 2, { guest_passes: 1 }, 3);
+    expect([refused.res.status, refused.res.body.error, refused.res.body.detail]).toEqual([
+      409,
+      'holder_photo_required',
+      { membership_id: membership.id },
+    ]);
+    expect(await usagesOf(membership.id)).toEqual([]);
+    expect(await t.deps.db.booking.count({ where: { membershipId: membership.id } })).toBe(0);
+    expect(await membershipEvents('membership.visits_reserved', membership.id)).toHaveLength(0);
+
+    const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('pixels')]);
+    const photo = await request(t.app)
+      .put(`/api/v1/memberships/${membership.id}/holder-photo`)
+      .set(staff())
+      .set('Content-Type', 'image/png')
+      .send(png);
+    expect(photo.status).toBe(200);
+    // Slot 3 (five days out): the seats other tests here count on are left alone.
+    const accepted = await book(token, 2, { guest_passes: 1 }, 3);
+    expect(accepted.res.status).toBe(201);
+    expect((await usagesOf(membership.id)).map((u) => [u.kind, u.status])).toEqual(
+      expect.arrayContaining([
+        ['visit', 'reserved'],
+        ['guest_pass', 'reserved'],
+      ]),
+    );
+    expect(await membershipEvents('membership.visits_reserved', membership.id)).toHaveLength(1);
   });
 
   it('when the visits or guest passes of the period are used up, then it is 409 allowance_exhausted', async () => {

@@ -300,3 +300,71 @@ describe('the member discount on a retail order at the till', () => {
     ]);
   });
 });
+
+describe('a plan that requires a photo of the holder', () => {
+  const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('png pixels')]);
+  const capturePhoto = (membershipId: string) =>
+    request(t.app)
+      .put(`/api/v1/memberships/${membershipId}/holder-photo`)
+      .set(staff())
+      .set('Content-Type', 'image/png')
+      .send(PNG);
+  const openRetail = (token: string) =>
+    request(t.app)
+      .post('/api/pos/orders')
+      .set(staff())
+      .send({
+        shift_id: shiftId,
+        currency: 'USD',
+        lines: [{ type: 'product', description: 'T-shirt', quantity: 1, unit_price_cents: 1000 }],
+        membership_token: token,
+      });
+
+  it('when the holder has no photo yet, then benefits, guest passes and the retail discount are 409 holder_photo_required with nothing used; once it is captured they are accepted; a holder change asks for a new one', async () => {
+    const { plan, membership, token } = await member({
+      requiresPhoto: true,
+      transferable: true,
+      guestPassesPerPeriod: 5,
+    });
+    const coffee = plan.benefits[0]!;
+    const refused = [
+      await useBenefit(membership.id, coffee.id, { quantity: 1 }),
+      await useGuestPasses(membership.id, { guest_count: 1 }),
+      await openRetail(token),
+    ];
+    expect(refused.map((res) => [res.status, res.body.error, res.body.detail])).toEqual(
+      Array(3).fill([409, 'holder_photo_required', { membership_id: membership.id }]),
+    );
+    expect(await t.deps.db.membershipUsage.count({ where: { membershipId: membership.id } })).toBe(0);
+    expect(await t.deps.db.order.count({ where: { membershipId: membership.id } })).toBe(0);
+    expect(await events('membership.benefit_used', membership.id)).toHaveLength(0);
+    expect(await events('membership.guest_pass_used', membership.id)).toHaveLength(0);
+
+    expect((await capturePhoto(membership.id)).status).toBe(200);
+    const accepted = [
+      await useBenefit(membership.id, coffee.id, { quantity: 1 }),
+      await useGuestPasses(membership.id, { guest_count: 1 }),
+      await openRetail(token),
+    ];
+    expect(accepted.map((res) => res.status)).toEqual([201, 201, 201]);
+    expect(accepted[2]!.body).toMatchObject({ membership_id: membership.id, discount_cents: 100 });
+    expect(await events('membership.benefit_used', membership.id)).toHaveLength(1);
+    expect(await events('membership.guest_pass_used', membership.id)).toHaveLength(1);
+
+    // A new holder: the photo is cleared, and the membership waits for theirs.
+    const changed = await request(t.app)
+      .post(`/api/v1/memberships/${membership.id}/holder`)
+      .set({ Authorization: `Bearer ${demo.api_keys.manager}` })
+      .send({ customer: { email: `next-${membership.id}@example.com`, first_name: 'Noa' } });
+    expect(changed.status).toBe(200);
+    const again = await useBenefit(membership.id, coffee.id, { quantity: 1 });
+    expect([again.status, again.body.error]).toEqual([409, 'holder_photo_required']);
+    expect(await events('membership.benefit_used', membership.id)).toHaveLength(1);
+  });
+
+  it('when the plan does not require a photo, then a membership without one is used as before', async () => {
+    const { plan, membership } = await member({ requiresPhoto: false });
+    const res = await useBenefit(membership.id, plan.benefits[0]!.id, { quantity: 1 });
+    expect(res.status).toBe(201);
+  });
+});

@@ -97,6 +97,7 @@ export type ErrorCode =
   | 'change_not_allowed'
   | 'membership_not_transferable'
   | 'discount_not_applicable'
+  | 'holder_photo_required'
   // 410
   | 'hold_expired'
   // 413, 415, 422, 429

@@ -58,6 +58,8 @@ export const bookingsOpenApi: OpenApiFeature = {
           'membership_token is forged, expired, of another tenant or of an earlier holder, or names no membership',
         membership_not_active:
           'the membership is not active or past due, or a fixed-term membership ends before the slot starts (detail.status, expires_at)',
+        holder_photo_required:
+          "the membership's plan requires a photo and its holder's photo is not captured yet (detail.membership_id)",
         allowance_exhausted:
           "the visit or the guest passes would go beyond the membership's allowance for the slot's period (detail.kind, remaining, period_key)",
       },

@@ -92,6 +92,7 @@ export const ERROR_STATUSES: Record<ErrorCode, number> = {
   change_not_allowed: 409,
   membership_not_transferable: 409,
   discount_not_applicable: 409,
+  holder_photo_required: 409,
   hold_expired: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,

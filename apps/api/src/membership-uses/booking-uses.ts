@@ -5,6 +5,7 @@ import { recordEvent } from '@booking/events';
 import { lockMembership, type LockedMembership } from '../locks';
 import { periodKey, remainingAfter, usedInPeriod } from '../memberships/allowances';
 import { readMemberToken } from '../memberships/member-token';
+import { assertHolderPhotoCaptured } from './holder-photo';
 
 /** A membership presented with a booking request: whose it is, by its token, and the guests it covers. */
 export interface PresentedMembership {
@@ -54,8 +55,9 @@ export interface MemberBookingTerms {
 /**
  * Locks the presented membership (after the slot: lock order slot → membership) and checks it can
  * pay for this visit: the token's version is the membership's current one, the membership is in
- * use (active or past due) and, for a fixed term, not over before the slot starts, and the visit
- * and guest passes fit the allowances of the period of the slot's start. Allowances are counted
+ * use (active or past due), its holder photographed if the plan requires it (409
+ * holder_photo_required), for a fixed term not over before the slot starts, and the visit and
+ * guest passes fit the allowances of the period of the slot's start. Allowances are counted
  * from the reserved and consumed uses under the lock, so two bookings racing for the last visit
  * queue here and the second is refused (409 allowance_exhausted).
  */
@@ -70,6 +72,7 @@ export async function lockMemberBookingTerms(
     throw new AppError('member_token_invalid', 'the member token is of an earlier holder or names no membership');
   }
   assertMembershipAllows(membership.status, 'use');
+  assertHolderPhotoCaptured(membership);
   if (membership.billing === 'fixed_term' && membership.expiresAt && membership.expiresAt <= slotStartsAt) {
     throw new AppError('membership_not_active', {
       status: membership.status,

@@ -2,11 +2,13 @@ import type { MembershipUsage, Tx } from '@booking/db';
 import { AppError, assertMembershipAllows } from '@booking/domain';
 import { lockMembership, type LockedMembership } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
+import { assertHolderPhotoCaptured } from './holder-photo';
 import type { MembershipUsageView } from './membership-use-schemas';
 
 /**
  * Locks the tenant's membership for a use at the desk: 404 membership_not_found for another
- * tenant's (or no) membership, 409 membership_not_active unless it is active or past due.
+ * tenant's (or no) membership, 409 membership_not_active unless it is active or past due, 409
+ * holder_photo_required while a plan that requires a photo has none of its holder.
  */
 export async function lockUsableMembership(
   tx: Tx,
@@ -16,6 +18,7 @@ export async function lockUsableMembership(
   const membership = await lockMembership(tx, { tenantId: operator.tenantId }, membershipId);
   if (!membership) throw new AppError('membership_not_found');
   assertMembershipAllows(membership.status, 'use');
+  assertHolderPhotoCaptured(membership);
   return membership;
 }
 

@@ -14,6 +14,8 @@ const benefitId = {
 const membershipNotFound = 'no such membership in this tenant (also for an id that is not a uuid)';
 const notActive =
   'the membership is not active or past due (pending payment, frozen, paused for payment, expired, ended, cancelled); detail.status';
+const photoRequired =
+  "the membership's plan requires a photo and its holder's photo is not captured yet (detail.membership_id)";
 const exhausted = 'the use would go beyond the allowance of the period; detail.kind, remaining, period_key';
 
 export const membershipUsesOpenApi: OpenApiFeature = {
@@ -54,6 +56,7 @@ export const membershipUsesOpenApi: OpenApiFeature = {
         benefit_not_found: "the membership's plan has no such benefit (also for an id that is not a uuid)",
         order_not_found: 'order_id names no order of this tenant',
         membership_not_active: notActive,
+        holder_photo_required: photoRequired,
         allowance_exhausted: exhausted,
       },
     },
@@ -74,6 +77,7 @@ export const membershipUsesOpenApi: OpenApiFeature = {
         membership_not_found: membershipNotFound,
         booking_not_found: 'booking_id names no booking of this tenant',
         membership_not_active: notActive,
+        holder_photo_required: photoRequired,
         allowance_exhausted: exhausted,
       },
     },

@@ -6,12 +6,14 @@ import { lockMembership } from '../locks';
 import { periodKey } from '../memberships/allowances';
 import { readMemberToken } from '../memberships/member-token';
 import { memberDiscountCents } from './booking-uses';
+import { assertHolderPhotoCaptured } from './holder-photo';
 
 /**
  * The member discount a till order gets from the membership named by `token`: locked (after the
  * shift: lock order shift → membership), its token version current (else 400
- * member_token_invalid), in use (409 membership_not_active), and its plan discounting retail
- * (409 discount_not_applicable). The discount is the plan's percent of the product lines, rounded
+ * member_token_invalid), in use (409 membership_not_active), its holder photographed if the plan
+ * requires it (409 holder_photo_required), and its plan discounting retail (409
+ * discount_not_applicable). The discount is the plan's percent of the product lines, rounded
  * down to the cent; wallet loads are stored value, never discounted.
  */
 export async function retailMemberDiscount(
@@ -27,6 +29,7 @@ export async function retailMemberDiscount(
     throw new AppError('member_token_invalid', 'the member token is of an earlier holder or names no membership');
   }
   assertMembershipAllows(membership.status, 'use');
+  assertHolderPhotoCaptured(membership);
   const { plan } = membership;
   if (plan.memberDiscountPercent === 0 || !plan.discountOnRetail) {
     throw new AppError('discount_not_applicable', "the membership's plan gives no member discount on retail orders");

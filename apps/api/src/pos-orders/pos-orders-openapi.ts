@@ -54,6 +54,8 @@ export const posOrdersOpenApi: OpenApiFeature = {
         member_token_invalid:
           'membership_token is forged, expired, of another tenant or of an earlier holder, or names no membership',
         membership_not_active: "the member's membership is not active or past due (detail.status)",
+        holder_photo_required:
+          "the membership's plan requires a photo and its holder's photo is not captured yet (detail.membership_id)",
         discount_not_applicable: "the member's plan gives no member discount on retail orders",
       },
     },
