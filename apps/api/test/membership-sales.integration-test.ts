@@ -325,7 +325,10 @@ describe('buying a recurring membership online', () => {
     expect(statuses).toEqual([201, 409, 409, 409]);
     const winner = answers.find((a) => a.status === 201)!.body as Purchase;
     for (const loser of answers.filter((a) => a.status === 409)) {
-      expect(loser.body).toMatchObject({ error: 'membership_exists', detail: { status: 'pending_payment', order_id: winner.order_id } });
+      expect(loser.body).toMatchObject({
+        error: 'membership_exists',
+        detail: { status: 'pending_payment', order_id: winner.order_id },
+      });
     }
     const memberships = await t.deps.db.membership.findMany({ where: { planId: monthly.plan_id } });
     expect(memberships).toHaveLength(1);
