@@ -1,6 +1,6 @@
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
-import { signToken, verifyToken } from '@booking/signing';
+import { hashGiftCardCode, signToken, verifyToken } from '@booking/signing';
 import {
   bookingBody,
   clientIp,
@@ -407,5 +407,104 @@ describe('what happens to the reserved uses afterwards', () => {
     expect((await usagesOf(membership.id)).map((u) => u.status)).toEqual(['consumed', 'consumed', 'consumed']);
     await request(t.app).post(`/api/bookings/${booked.booking_id}/cancel`).set(manager()).expect(200);
     expect((await usagesOf(membership.id)).map((u) => u.status)).toEqual(['consumed', 'consumed', 'consumed']);
+  });
+});
+
+describe('free member bookings and changes to member bookings', () => {
+  /** A slot of the kayak tour `days` out with room to spare (the seeded slots fill up in this file). */
+  async function slotIn(days: number) {
+    const startsAt = new Date(Date.now() + days * 86_400_000);
+    return t.deps.db.slot.create({
+      data: {
+        tenantId: demo.tenant.id,
+        experienceId: demo.experiences[0]!.id,
+        startsAt,
+        endsAt: new Date(startsAt.getTime() + 3_600_000),
+        capacity: 50,
+      },
+    });
+  }
+  /** POST /api/bookings on `slotId` for a fresh hold of `guests`. */
+  async function bookOn(slotId: string, token: string, guests: number, extra: Record<string, unknown> = {}) {
+    const experience = demo.experiences[0]!;
+    const ip = clientIp();
+    const holdId = await placeHold(t, ip, experience, slotId, guests);
+    const body = { ...bookingBody(demo, experience, slotId, holdId, guests), membership_token: token, ...extra };
+    return request(t.app).post('/api/bookings').set('X-Forwarded-For', ip).send(body);
+  }
+  const farSlot = () => slotIn(40);
+  const reschedule = (bookingId: string, slotId: string) =>
+    request(t.app).post(`/api/bookings/${bookingId}/reschedule`).set(manager()).send({ slot_id: slotId });
+
+  it('when the member discount leaves nothing to pay, then the booking is confirmed at once (method membership) and a gift card presented is not charged', async () => {
+    const { membership, token } = await member({ memberDiscountPercent: 100 });
+    const card = demo.gift_cards[0]!;
+    const before = await t.deps.db.giftCard.findFirstOrThrow({
+      where: { tenantId: demo.tenant.id, codeHash: hashGiftCardCode(card.code) },
+    });
+
+    const res = await bookOn((await slotIn(1)).id, token, 1, { gift_card_code: card.code });
+
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ status: 'confirmed', payment_complete: true, total_cents: 0 });
+    const confirmed = await events('booking.confirmed', res.body.booking_id);
+    expect(confirmed.map((e) => e.data)).toEqual([
+      expect.objectContaining({ method: 'membership', net_paid_cents: 0 }),
+    ]);
+    expect(await events('gift_card.redeemed', res.body.booking_id)).toHaveLength(0);
+    const after = await t.deps.db.giftCard.findUniqueOrThrow({ where: { id: before.id } });
+    expect(after.balanceCents).toBe(before.balanceCents);
+    expect(await usagesOf(membership.id)).toEqual(
+      expect.arrayContaining([expect.objectContaining({ kind: 'visit', status: 'reserved' })]),
+    );
+  });
+
+  it('when a member booking changes its party, then 409 booking_not_amendable: its visits and discount were counted for its party', async () => {
+    const { token } = await member({ memberDiscountPercent: 100 });
+    const res = await bookOn((await slotIn(1)).id, token, 2);
+    expect(res.body.status).toBe('confirmed');
+
+    const party = await request(t.app)
+      .post(`/api/bookings/${res.body.booking_id}/party`)
+      .set(manager())
+      .send({ guest_count: 1 });
+
+    expect([party.status, party.body.error]).toEqual([409, 'booking_not_amendable']);
+    const row = await t.deps.db.booking.findUniqueOrThrow({ where: { id: res.body.booking_id } });
+    expect([row.guestCount, row.totalCents]).toEqual([2, 0]);
+  });
+
+  it('when a member booking moves to another month, then its visit moves into that month’s allowance, refused when it is used up; past a fixed term, refused as not active', async () => {
+    const near = await slotIn(1);
+    const far = await farSlot();
+    const month = far.startsAt.toISOString().slice(0, 7);
+
+    // Room in the far month: the visit moves with the booking.
+    const roomy = await member({ memberDiscountPercent: 100, visitsPerPeriod: 1 });
+    const moved = await bookOn(near.id, roomy.token, 1);
+    expect((await reschedule(moved.body.booking_id, far.id)).status).toBe(200);
+    expect((await usagesOf(roomy.membership.id)).map((u) => [u.kind, u.periodKey])).toEqual([
+      ['visit', month],
+      ['discount', month],
+    ]);
+
+    // The far month's only visit is already used: the move is refused and nothing moves.
+    const full = await member({ memberDiscountPercent: 100, visitsPerPeriod: 1 });
+    await t.deps.db.membershipUsage.create({
+      data: { membershipId: full.membership.id, kind: 'visit', status: 'consumed', quantity: 1, periodKey: month },
+    });
+    const stuck = await bookOn(near.id, full.token, 1);
+    const refused = await reschedule(stuck.body.booking_id, far.id);
+    expect([refused.status, refused.body.error]).toEqual([409, 'allowance_exhausted']);
+    expect((await t.deps.db.booking.findUniqueOrThrow({ where: { id: stuck.body.booking_id } })).slotId).toBe(near.id);
+
+    // A fixed term that ends before the far slot: not a visit this membership can pay for.
+    const ending = await seedMembershipPlan(t.deps.db, demo.tenant.id, { currency: 'USD', memberDiscountPercent: 100 });
+    const short = await seedMembership(t.deps.db, ending, { expiresAt: new Date(Date.now() + 10 * 86_400_000) });
+    const tokens = await request(t.app).post(`/api/v1/memberships/${short.id}/tokens`).set(staff());
+    const booked = await bookOn(near.id, tokens.body.member_token as string, 1);
+    expect(booked.status).toBe(201);
+    const expired = await reschedule(booked.body.booking_id, far.id);
+    expect([expired.status, expired.body.error]).toEqual([409, 'membership_not_active']);
   });
 });

@@ -43,6 +43,10 @@ export const amendmentsOpenApi: OpenApiFeature = {
         booking_not_amendable: notAmendable,
         slot_unavailable: 'the new slot has started',
         capacity_exceeded: 'the new slot has no room for the guests',
+        membership_not_active:
+          'the booking was made with a membership that is no longer in use, or whose term ends before the new slot starts',
+        allowance_exhausted:
+          "the membership's allowance in the new slot's period has no room for the booking's visit or guest passes",
       },
     },
     {
@@ -84,7 +88,7 @@ export const amendmentsOpenApi: OpenApiFeature = {
         invalid_body: 'the body does not match its schema, or guest_count is unchanged',
         invalid_guest_count: "guest_count is outside 1..200 or the experience's party size",
         booking_not_found: notFound,
-        booking_not_amendable: notAmendable,
+        booking_not_amendable: `${notAmendable}; or the booking was made with a membership (its visits and discount were counted for its party: cancel it and book again)`,
         capacity_exceeded: 'the slot has no room for the added guests',
       },
     },

@@ -3,6 +3,7 @@ import { AppError, assertBookingAllows } from '@booking/domain';
 import { bookingEventSubject, recordEvent } from '@booking/events';
 import type { HoldStore } from '../holds/hold-store';
 import { lockBooking, lockSlots } from '../locks';
+import { moveBookingUses } from '../membership-uses/reschedule-uses';
 import type { AmendmentActor } from './amendment-auth';
 import type { RescheduleRequest, RescheduleResponse } from './amendment-schemas';
 
@@ -11,7 +12,9 @@ import type { RescheduleRequest, RescheduleResponse } from './amendment-schemas'
  * through a manage link. All in one transaction: the booking row is locked, then both slot rows
  * (in id order); the new slot must not have started and must fit the guests beside its booked
  * seats and live holds; the seats move, the booking points at the new slot, and the amendment
- * and booking.rescheduled are written. Payment is unchanged, whatever the new slot's price.
+ * and booking.rescheduled are written. Payment is unchanged, whatever the new slot's price. A
+ * booking made with a membership takes its reserved visit and guest passes along, into the
+ * allowance period of the new slot (moveBookingUses).
  */
 export async function rescheduleBooking(
   deps: { db: Db; holds: HoldStore },
@@ -41,6 +44,12 @@ export async function rescheduleBooking(
         seats_remaining: Math.max(0, to.capacity - to.seatsBooked - held),
       });
     }
+    // A membership's visit moves with the booking, into the allowance of the new slot's period.
+    const { membershipId } = await tx.booking.findUniqueOrThrow({
+      where: { id: bookingId },
+      select: { membershipId: true },
+    });
+    await moveBookingUses(tx, { id: bookingId, tenantId: actor.tenantId, membershipId }, to.startsAt);
 
     await tx.slot.update({ where: { id: booking.slotId }, data: { seatsBooked: { decrement: booking.guestCount } } });
     await tx.slot.update({ where: { id: to.id }, data: { seatsBooked: { increment: booking.guestCount } } });

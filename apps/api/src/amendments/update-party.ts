@@ -24,6 +24,17 @@ export async function updateParty(
   return deps.db.$transaction(async (tx) => {
     const booking = await lockBooking(tx, bookingId, { tenantId: operator.tenantId });
     assertBookingAllows(booking.status, 'amend');
+    const { membershipId } = await tx.booking.findUniqueOrThrow({
+      where: { id: bookingId },
+      select: { membershipId: true },
+    });
+    // Its visit, guest passes and member discount were counted for this party: a new party is a new booking.
+    if (membershipId) {
+      throw new AppError('booking_not_amendable', {
+        message: 'a booking made with a membership keeps its party; cancel it and book again',
+        membership_id: membershipId,
+      });
+    }
     if (request.guest_count === booking.guestCount) {
       throw new AppError('invalid_body', [
         { field: '/guest_count', message: 'is already the guest count of the booking' },

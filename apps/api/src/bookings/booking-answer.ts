@@ -68,7 +68,9 @@ export async function committedBookingAnswer(
   if (booking.customer.email !== request.customer.email.trim().toLowerCase()) return null;
   return bookingAnswer(deps.config, {
     ...booking,
-    paymentComplete: booking.giftCardId !== null && booking.giftCardAppliedCents === booking.totalCents,
+    paymentComplete:
+      (booking.giftCardId !== null && booking.giftCardAppliedCents === booking.totalCents) ||
+      (booking.membershipId !== null && booking.totalCents === 0),
     requiresWaiver: booking.experience.requiresWaiver,
   });
 }

@@ -22,7 +22,7 @@ export interface ConfirmableBooking {
 export async function confirmBooking(
   tx: Tx,
   booking: ConfirmableBooking,
-  payment: { method: 'card' | 'gift_card' | 'cash'; netPaidCents: number },
+  payment: { method: 'card' | 'gift_card' | 'cash' | 'membership'; netPaidCents: number },
 ): Promise<void> {
   await tx.booking.update({ where: { id: booking.id }, data: { status: 'confirmed' } });
   await tx.slot.update({ where: { id: booking.slotId }, data: { seatsBooked: { increment: booking.guestCount } } });

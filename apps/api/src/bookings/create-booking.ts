@@ -112,6 +112,10 @@ async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: str
   };
 
   let giftCardAppliedCents = 0;
+
+  /** Nothing left to pay at creation: the booking is confirmed in its own transaction. */
+
+  let paymentComplete = false;
   let customerId = '';
   let memberDiscount = 0;
   try {
@@ -132,14 +136,16 @@ async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: str
       memberDiscount = terms ? memberDiscountCents(price.totalCents, terms.discountPercent) : 0;
       booking.totalCents = price.totalCents - memberDiscount;
 
-      const giftCard = request.gift_card_code
-        ? await applyGiftCard(tx, {
-            tenantId: hold.tenantId,
-            code: request.gift_card_code,
-            currency: booking.currency,
-            totalCents: booking.totalCents,
-          })
-        : null;
+      // A total the member discount took to zero needs no gift card: the code is not charged.
+      const giftCard =
+        request.gift_card_code && booking.totalCents > 0
+          ? await applyGiftCard(tx, {
+              tenantId: hold.tenantId,
+              code: request.gift_card_code,
+              currency: booking.currency,
+              totalCents: booking.totalCents,
+            })
+          : null;
       giftCardAppliedCents = giftCard?.appliedCents ?? 0;
 
       customerId = await upsertBookingCustomer(tx, hold.tenantId, email, {
@@ -205,8 +211,16 @@ async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: str
           },
         });
       }
-      if (giftCard && giftCardAppliedCents === booking.totalCents) {
-        await confirmBooking(tx, booking, { method: 'gift_card', netPaidCents: giftCardAppliedCents });
+      // Nothing left to pay: fully covered by a gift card, or by the member discount alone.
+      const paidBy =
+        giftCard && giftCardAppliedCents === booking.totalCents
+          ? 'gift_card'
+          : terms && booking.totalCents === 0
+            ? 'membership'
+            : null;
+      paymentComplete = paidBy !== null;
+      if (paidBy) {
+        await confirmBooking(tx, booking, { method: paidBy, netPaidCents: giftCardAppliedCents });
         // Still under the slot lock: the seats leave the hold as they enter seats_booked, so no
         // replica ever counts them twice (and refuses a live hold for it).
         await deps.holds.release(hold.slotId, hold.id, hold.seats);
@@ -219,7 +233,6 @@ async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: str
     throw error;
   }
 
-  const paymentComplete = request.gift_card_code !== undefined && giftCardAppliedCents === booking.totalCents;
   if (!paymentComplete) {
     // The booking is committed: its answer must reach the client. A hold left unconverted only
     // over-reserves until it expires, and bookings.hold_id already stops a second use.

@@ -11,9 +11,12 @@ export const BookingEvents = {
     is_primary_booking: Type.Literal(true),
     charge_amount_cents: Cents('the booking total'),
     currency: Currency,
-    method: Type.Union([Type.Literal('card'), Type.Literal('gift_card'), Type.Literal('cash')], {
-      description: 'what completed the payment',
-    }),
+    method: Type.Union(
+      [Type.Literal('card'), Type.Literal('gift_card'), Type.Literal('cash'), Type.Literal('membership')],
+      {
+        description: 'what completed the payment; membership: the member discount left nothing to pay',
+      },
+    ),
     net_paid_cents: Cents('what was paid, gift card part included'),
   }),
   'booking.cancelled': Type.Object({
