@@ -278,6 +278,38 @@ describe('changing plans', () => {
     expect(plan.benefits).toHaveLength(2);
   });
 
+  it('when allowance_period would change under live memberships, then 400 plan_invalid; with none live, it changes', async () => {
+    const created = (await create(fixedTerm())).body;
+    const patch = (body: object) =>
+      request(t.app)
+        .patch(`/api/v1/membership-plans/${created.plan_id}`)
+        .set('Authorization', bearer(demo.api_keys.admin))
+        .send(body);
+    const next = created.allowance_period === 'month' ? 'term' : 'month';
+    const customer = await t.deps.db.customer.create({
+      data: { tenantId: demo.tenant.id, email: `m-${randomUUID()}@example.com`, firstName: 'M' },
+    });
+    const membership = await t.deps.db.membership.create({
+      data: {
+        tenantId: demo.tenant.id,
+        planId: created.plan_id,
+        billing: 'fixed_term',
+        source: 'pos',
+        customerId: customer.id,
+        holderCustomerId: customer.id,
+        status: 'active',
+        priceCents: 12_000,
+        currency: 'USD',
+      },
+    });
+
+    const refused = await patch({ allowance_period: next });
+    expect([refused.status, refused.body.error]).toEqual([400, 'plan_invalid']);
+    await t.deps.db.membership.update({ where: { id: membership.id }, data: { status: 'expired' } });
+    const changed = await patch({ allowance_period: next });
+    expect([changed.status, changed.body.allowance_period]).toEqual([200, next]);
+  });
+
   it("when another tenant's key names the plan, then 404 membership_plan_not_found for read and change", async () => {
     const created = (await create(fixedTerm())).body;
     const read = await request(t.app)

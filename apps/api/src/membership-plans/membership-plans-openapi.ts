@@ -92,7 +92,7 @@ export const membershipPlansOpenApi: OpenApiFeature = {
       errors: {
         invalid_body: 'no field, an unknown field (price_cents, billing and interval among them), or a bad value',
         membership_plan_not_found: planNotFound,
-        plan_invalid: `${planInvalid}; or a benefit that was used would be removed`,
+        plan_invalid: `${planInvalid}; or a benefit that was used would be removed; or allowance_period would change while live memberships count their uses by it`,
       },
     },
     {

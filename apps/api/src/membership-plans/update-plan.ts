@@ -1,5 +1,5 @@
 import type { Db, Prisma } from '@booking/db';
-import { AppError } from '@booking/domain';
+import { AppError, LIVE_MEMBERSHIP_STATUSES } from '@booking/domain';
 import type { Operator } from '../operators/api-key-auth';
 import { assertPlanShape } from './plan-rules';
 import type { PlanView, UpdatePlanRequest } from './plan-schemas';
@@ -14,6 +14,7 @@ import { planView, WITH_BENEFITS } from './plan-view';
  * `benefits` is the whole list, matched by name: a listed name keeps its benefit (and its uses)
  * with the new quantity, a new name is added, and a missing one is removed, unless it was used
  * already (400 plan_invalid: its uses would lose their benefit; rename or keep it).
+ * allowance_period changes only while no live membership counts its uses by it (400 plan_invalid).
  */
 export async function updatePlan(
   db: Db,
@@ -39,6 +40,19 @@ export async function updatePlan(
       ...next,
       benefitNames: (request.benefits ?? plan.benefits).map((benefit) => benefit.name),
     });
+
+    // Uses are counted by period key: switching month ⇄ term would start every live member's
+    // allowance afresh (their uses keep the old keys), so it is refused while the plan has any.
+    if (request.allowance_period && request.allowance_period !== plan.allowancePeriod) {
+      const live = await tx.membership.count({
+        where: { planId, status: { in: [...LIVE_MEMBERSHIP_STATUSES] } },
+      });
+      if (live > 0) {
+        throw new AppError('plan_invalid', {
+          problems: [`allowance_period cannot change while ${live} live memberships count their uses by it`],
+        });
+      }
+    }
 
     const data: Prisma.MembershipPlanUpdateInput = {
       name: request.name,
