@@ -1,11 +1,13 @@
 import { systemLookupAll, type LookupAll } from '@booking/address-policy';
 import type { Config } from '@booking/config';
 import { createPrismaClient, createRedis, type Db, type Redis } from '@booking/db';
+import { jobRunsAt, type JobRunsAt } from '@booking/jobs';
 import { createDeliveryQueue, type DeliveryQueue } from '@booking/webhook-queue';
 import { createLogger, type Logger } from '@booking/logging';
 import type Stripe from 'stripe';
 import { HoldStore } from './holds/hold-store';
 import { refuseStatementPastDeadline, transactionsWithinDeadline } from './http/request-deadline';
+import { LIFECYCLE_QUEUE } from './jobs/lifecycle-queue';
 import { createStripe } from './payments/stripe-client';
 
 /** What the routes and use-cases run on; made once per process (or per test app). */
@@ -21,6 +23,8 @@ export interface AppDeps {
   deliveryQueue: DeliveryQueue;
   /** The queue's own connection, a producer's: like `redis` it fails fast while Redis is away. */
   queueRedis: Redis;
+  /** Asks the lifecycle worker to run a job at an exact moment (an order's payment window closing). */
+  lifecycle: JobRunsAt;
   /** Resolves webhook receiver names at subscription; tests pass one that never queries DNS. */
   lookupHost: LookupAll;
 }
@@ -51,12 +55,14 @@ export function createAppDeps(config: Config): AppDeps {
     stripe: createStripe(config),
     deliveryQueue,
     queueRedis,
+    lifecycle: jobRunsAt({ connection: queueRedis, prefix: config.queuePrefix, queueName: LIFECYCLE_QUEUE }),
     lookupHost: systemLookupAll,
   };
 }
 
 export async function closeAppDeps(deps: AppDeps): Promise<void> {
   await deps.deliveryQueue.close();
+  await deps.lifecycle.close();
   // QUIT needs an answer; from a Redis that gives none the connection is dropped instead, which
   // also stops it reconnecting.
   const quit = (redis: Redis) => redis.quit().catch(() => redis.disconnect());

@@ -128,6 +128,62 @@ describe('the lifecycle worker process', () => {
     expect(await worker.exited).toBe('exit 0');
     expect(logged().map((entry) => entry.msg)).toContain('lifecycle worker stopped');
   });
+
+  it('when the API asks for a job at an exact moment, then the worker runs it then, not at its next tick an hour away', async () => {
+    const customer = await t.deps.db.customer.create({
+      data: { tenantId: demo.tenant.id, email: 'exact-moment@example.com', firstName: 'Ada' },
+    });
+    const walletId = await t.deps.db.$transaction((tx) =>
+      openWallet(tx, { tenantId: demo.tenant.id, customerId: customer.id, currency: 'USD' }),
+    );
+    const payBy = new Date(Date.now() + 4_000);
+    // An online top-up whose payment window closes in four seconds (its PaymentIntent was never made).
+    const order = await t.deps.db.order.create({
+      data: {
+        tenantId: demo.tenant.id,
+        channel: 'online',
+        kind: 'wallet_topup',
+        status: 'pending_payment',
+        customerId: customer.id,
+        walletId,
+        currency: 'USD',
+        totalCents: 2_000,
+        payBy,
+      },
+    });
+    const healthPort = await freePort();
+    const worker = await startServiceProcess({
+      name: 'lifecycle worker (exact moments)',
+      entry: path.join('apps', 'api', 'src', 'jobs', 'worker-main.ts'),
+      env: {
+        ...isolated.env,
+        ORDER_SWEEP_SECONDS: '3600',
+        WORKER_HEALTH_PORT: String(healthPort),
+        LOG_LEVEL: 'info',
+      },
+      readyUrl: `http://127.0.0.1:${healthPort}/healthz`,
+    });
+    try {
+      // Asked twice, as a retried request would: one run.
+      await t.deps.lifecycle.runAt('cancel-unpaid-orders', payBy, `order-${order.id}`);
+      await t.deps.lifecycle.runAt('cancel-unpaid-orders', payBy, `order-${order.id}`);
+
+      const cancelled = await waitUntil(
+        async () => {
+          const row = await t.deps.db.order.findUniqueOrThrow({ where: { id: order.id } });
+          return row.status === 'cancelled' && row;
+        },
+        { timeoutMs: 15_000, what: () => `the exact-moment run to cancel the order:\n${worker.output.join('\n')}` },
+      );
+      expect(cancelled.cancelledAt!.getTime()).toBeGreaterThanOrEqual(payBy.getTime());
+      const runs = worker.output
+        .flatMap(jsonLine)
+        .filter((entry) => entry.job === 'cancel-unpaid-orders' && entry.cancelled === 1);
+      expect(runs).toHaveLength(1);
+    } finally {
+      await worker.stop(10_000);
+    }
+  });
 });
 
 /** A log line as an object; none for other output, or a line cut short by the output buffer. */

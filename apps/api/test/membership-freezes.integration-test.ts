@@ -13,6 +13,8 @@ import {
   type PlanOptions,
   type TestApp,
 } from '@booking/test-kit';
+import { Queue } from 'bullmq';
+import { LIFECYCLE_QUEUE } from '../src/jobs/lifecycle-queue';
 import { cancelFreeze } from '../src/membership-freezes/cancel-freeze';
 import { addDays, dayOf, formatDay } from '../src/membership-freezes/freeze-dates';
 import { endFreezes } from '../src/membership-freezes/end-freezes';
@@ -140,6 +142,26 @@ describe('booking a freeze', () => {
       requested_by: 'staff',
       actor_user_id: await keyIdOf(t, demo.api_keys.manager),
     });
+  });
+
+  it('when a freeze is booked, then the worker is asked to start it on its first day and end it the day after its last', async () => {
+    const membership = await fixedMember();
+    const res = await book(membership.id, { starts_on: day(3), ends_on: day(9) });
+    expect(res.status).toBe(201);
+    const queue = new Queue(LIFECYCLE_QUEUE, { connection: t.deps.queueRedis, prefix: t.deps.config.queuePrefix });
+    try {
+      const dueAt = async (jobId: string) => {
+        const job = (await queue.getJob(jobId))!;
+        expect(await job.getState()).toBe('delayed');
+        const at = new Date(job.timestamp + job.opts.delay!).toISOString();
+        await job.remove();
+        return at;
+      };
+      expect(await dueAt(`start-freezes-freeze-${res.body.freeze_id}-start`)).toBe(`${day(3)}T00:00:00.000Z`);
+      expect(await dueAt(`end-freezes-freeze-${res.body.freeze_id}-end`)).toBe(`${day(10)}T00:00:00.000Z`);
+    } finally {
+      await queue.close();
+    }
   });
 
   it("when the member books with the membership's X-Membership-Token, then requested_by is member and no staff actor; a token of another membership is 401", async () => {

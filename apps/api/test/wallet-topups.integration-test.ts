@@ -14,6 +14,8 @@ import {
   TEST_WEBHOOK_SECRET,
   type TestApp,
 } from '@booking/test-kit';
+import { Queue } from 'bullmq';
+import { LIFECYCLE_QUEUE } from '../src/jobs/lifecycle-queue';
 import { cancelUnpaidOrders } from '../src/online-orders/cancel-unpaid-orders';
 
 // Online wallet top-ups end to end on the real PostgreSQL and Redis, paid through the fake
@@ -179,6 +181,21 @@ describe('online wallet top-ups', () => {
 });
 
 describe('unpaid online orders', () => {
+  it('when an order is made, then the lifecycle worker is asked to run the unpaid-order job when its payment window closes', async () => {
+    const order = await topUp(1500);
+    const queue = new Queue(LIFECYCLE_QUEUE, { connection: t.deps.queueRedis, prefix: t.deps.config.queuePrefix });
+    try {
+      const job = await queue.getJob(`cancel-unpaid-orders-order-${order.order_id}`);
+      expect(job?.name).toBe('cancel-unpaid-orders');
+      expect(await job!.getState()).toBe('delayed');
+      // Due when the window closes, to the second the request computed it.
+      expect(Math.abs(job!.timestamp + job!.opts.delay! - Date.parse(order.pay_by))).toBeLessThan(1_000);
+      await job!.remove();
+    } finally {
+      await queue.close();
+    }
+  });
+
   it('when an order is unpaid past its window, then the job cancels the PaymentIntent first and records order.cancelled once, however many runs race', async () => {
     const order = await topUp(1500);
     await t.deps.db.order.update({ where: { id: order.order_id }, data: { payBy: new Date(Date.now() - 1000) } });

@@ -13,7 +13,12 @@
  *   transaction that changes it, so a second run finds nothing left to do.
  * - Retries belong to the queue (`attempts`, `backoffMs`): a handler throws and the tick runs
  *   again later; the next tick comes on schedule either way.
+ * - Work due at a known moment is also asked for then with `jobRunsAt(...).runAt(name, at, key)`:
+ *   a delayed job of the same name runs the same handler at that moment; the tick is the safety
+ *   net when Redis loses it.
  */
 export { startScheduledJobs } from './start-scheduled-jobs';
 export type { ScheduledJobs, ScheduledJobsOptions } from './start-scheduled-jobs';
 export type { JobContext, JobSchedule, JobSummary, ScheduledJob } from './scheduled-job';
+export { jobRunsAt } from './job-runs-at';
+export type { JobRunsAt } from './job-runs-at';

@@ -2,8 +2,8 @@ import type { Queue } from 'bullmq';
 import type { ScheduledJob } from './scheduled-job';
 
 /** Finished runs kept in Redis for the dashboard and for debugging, bounded by count and age. */
-const KEEP_COMPLETED = { count: 100, age: 24 * 3600 };
-const KEEP_FAILED = { count: 500, age: 7 * 24 * 3600 };
+export const KEEP_COMPLETED = { count: 100, age: 24 * 3600 };
+export const KEEP_FAILED = { count: 500, age: 7 * 24 * 3600 };
 
 /**
  * Makes the queue's job schedulers exactly `jobs`: upserts each (idempotent, so every process

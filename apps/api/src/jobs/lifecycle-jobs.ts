@@ -9,10 +9,10 @@ import { endUnpaidMemberships } from '../membership-billing/end-unpaid-membershi
 import { reconcileMemberships } from '../membership-billing/reconcile-memberships';
 import { voidAbandonedOrders } from '../pos-orders/void-abandoned-orders';
 import { expireWalletFunds } from '../wallets/expire-wallet-funds';
+import { LIFECYCLE_JOB } from './lifecycle-queue';
 import type { WorkerDeps } from './worker-deps';
 
-/** The BullMQ queue of the API's lifecycle jobs, under `QUEUE_PREFIX`. */
-export const LIFECYCLE_QUEUE = 'lifecycle-jobs';
+export { LIFECYCLE_QUEUE } from './lifecycle-queue';
 
 /**
  * The API's periodic work, run by the lifecycle worker (worker-main.ts). Each job calls a
@@ -27,7 +27,7 @@ export function lifecycleJobs(deps: WorkerDeps): ScheduledJob[] {
         untilDone(signal, 'cancelled', () => expireHeldBookings(deps, deps.config.unpaidBookingExpirySeconds)),
     },
     {
-      name: 'cancel-unpaid-orders',
+      name: LIFECYCLE_JOB.cancelUnpaidOrders,
       schedule: { every: deps.config.orders.sweepSeconds * 1000 },
       handler: ({ signal }) => untilDone(signal, 'cancelled', () => cancelUnpaidOrders(deps)),
     },
@@ -42,12 +42,12 @@ export function lifecycleJobs(deps: WorkerDeps): ScheduledJob[] {
       handler: ({ signal }) => untilDone(signal, 'expired', () => expireWalletFunds(deps)),
     },
     {
-      name: 'start-freezes',
+      name: LIFECYCLE_JOB.startFreezes,
       schedule: { every: deps.config.memberships.sweepSeconds * 1000 },
       handler: ({ signal }) => untilDone(signal, 'started', () => startFreezes(deps)),
     },
     {
-      name: 'end-freezes',
+      name: LIFECYCLE_JOB.endFreezes,
       schedule: { every: deps.config.memberships.sweepSeconds * 1000 },
       handler: ({ signal }) => untilDone(signal, 'ended', () => endFreezes(deps)),
     },

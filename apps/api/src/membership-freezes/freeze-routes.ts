@@ -4,6 +4,7 @@ import { idempotencyFor } from '../http/idempotency';
 import { idParam } from '../http/path-params';
 import { createParser } from '../http/validation';
 import { membershipActorOf, requireRoleOrMembershipToken } from '../memberships/membership-actor';
+import { scheduleFreezeRuns } from './freeze-runs-at';
 import { bookFreeze } from './book-freeze';
 import { cancelFreeze } from './cancel-freeze';
 import { BookFreezeRequest, CancelFreezeRequest } from './freeze-schemas';
@@ -33,7 +34,9 @@ export function freezeRoutes(deps: AppDeps): Router {
     once('membership-freeze', byActor),
     async (req, res) => {
       const request = parseBook(req.body);
-      res.status(201).json(await bookFreeze(deps.db, membershipActorOf(req), membershipId(req), request));
+      const freeze = await bookFreeze(deps.db, membershipActorOf(req), membershipId(req), request);
+      await scheduleFreezeRuns(deps, freeze.freeze_id);
+      res.status(201).json(freeze);
     },
   );
   router.post('/api/v1/memberships/:id/freezes/:freezeId/cancel', managerOrMember, async (req, res) => {

@@ -1,5 +1,7 @@
 import { Router, type Request } from 'express';
 import type { AppDeps } from '../app-deps';
+import { LIFECYCLE_JOB } from '../jobs/lifecycle-queue';
+import { runLifecycleAt } from '../jobs/run-lifecycle-at';
 import { idempotencyFor } from '../http/idempotency';
 import { perIpRateLimit } from '../http/rate-limit';
 import { createParser } from '../http/validation';
@@ -26,7 +28,14 @@ export function membershipSaleRoutes(deps: AppDeps): Router {
     perIpRateLimit(deps.redis, { name: 'orders', perMinute: deps.config.rateLimits.ordersPerMinute }),
     once('membership-purchase'),
     async (req, res) => {
-      res.status(201).json(await buyMembership(deps, parsePurchase(req.body)));
+      const purchase = await buyMembership(deps, parsePurchase(req.body));
+      await runLifecycleAt(
+        deps,
+        LIFECYCLE_JOB.cancelUnpaidOrders,
+        new Date(purchase.pay_by),
+        `order-${purchase.order_id}`,
+      );
+      res.status(201).json(purchase);
     },
   );
   router.post('/api/v1/memberships/imports', admin, once('membership-import', byApiKey), async (req, res) => {

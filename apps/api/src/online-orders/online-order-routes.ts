@@ -1,5 +1,7 @@
 import { Router } from 'express';
 import type { AppDeps } from '../app-deps';
+import { LIFECYCLE_JOB } from '../jobs/lifecycle-queue';
+import { runLifecycleAt } from '../jobs/run-lifecycle-at';
 import { idempotencyFor } from '../http/idempotency';
 import { idParam } from '../http/path-params';
 import { perIpRateLimit } from '../http/rate-limit';
@@ -22,7 +24,9 @@ export function onlineOrderRoutes(deps: AppDeps): Router {
     perIpRateLimit(deps.redis, { name: 'orders', perMinute: deps.config.rateLimits.ordersPerMinute }),
     once('wallet-topup'),
     async (req, res) => {
-      res.status(201).json(await createWalletTopup(deps, parseTopup(req.body)));
+      const topup = await createWalletTopup(deps, parseTopup(req.body));
+      await runLifecycleAt(deps, LIFECYCLE_JOB.cancelUnpaidOrders, new Date(topup.pay_by), `order-${topup.order_id}`);
+      res.status(201).json(topup);
     },
   );
   router.get('/api/orders/:id', async (req, res) => {
