@@ -6,6 +6,7 @@ import {
   clientIp,
   createTestApp,
   type FakeStripe,
+  seedMembership,
   seedTenant,
   startFakeStripe,
   stopFakeStripe,
@@ -239,22 +240,10 @@ describe('changing plans', () => {
   it('when a benefit that was used would be removed, then 400 plan_invalid and nothing changes', async () => {
     const created = (await create(fixedTerm())).body;
     const coffee = created.benefits.find((b: { name: string }) => b.name === 'Coffee');
-    const customer = await t.deps.db.customer.create({
-      data: { tenantId: demo.tenant.id, email: `m-${randomUUID()}@example.com`, firstName: 'M' },
-    });
-    const membership = await t.deps.db.membership.create({
-      data: {
-        tenantId: demo.tenant.id,
-        planId: created.plan_id,
-        billing: 'fixed_term',
-        source: 'pos',
-        customerId: customer.id,
-        holderCustomerId: customer.id,
-        status: 'active',
-        priceCents: 12_000,
-        currency: 'USD',
-      },
-    });
+    const membership = await seedMembership(
+      t.deps.db,
+      await t.deps.db.membershipPlan.findUniqueOrThrow({ where: { id: created.plan_id } }),
+    );
     await t.deps.db.membershipUsage.create({
       data: {
         membershipId: membership.id,
@@ -286,22 +275,10 @@ describe('changing plans', () => {
         .set('Authorization', bearer(demo.api_keys.admin))
         .send(body);
     const next = created.allowance_period === 'month' ? 'term' : 'month';
-    const customer = await t.deps.db.customer.create({
-      data: { tenantId: demo.tenant.id, email: `m-${randomUUID()}@example.com`, firstName: 'M' },
-    });
-    const membership = await t.deps.db.membership.create({
-      data: {
-        tenantId: demo.tenant.id,
-        planId: created.plan_id,
-        billing: 'fixed_term',
-        source: 'pos',
-        customerId: customer.id,
-        holderCustomerId: customer.id,
-        status: 'active',
-        priceCents: 12_000,
-        currency: 'USD',
-      },
-    });
+    const membership = await seedMembership(
+      t.deps.db,
+      await t.deps.db.membershipPlan.findUniqueOrThrow({ where: { id: created.plan_id } }),
+    );
 
     const refused = await patch({ allowance_period: next });
     expect([refused.status, refused.body.error]).toEqual([400, 'plan_invalid']);
