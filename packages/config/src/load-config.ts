@@ -94,7 +94,10 @@ const specs = {
   }),
   RATE_LIMIT_HOLDS_PER_MINUTE: positiveInt({ default: 10, desc: 'POST /api/bookings/hold per IP per minute' }),
   RATE_LIMIT_BOOKINGS_PER_MINUTE: positiveInt({ default: 5, desc: 'POST /api/bookings per IP per minute' }),
-  RATE_LIMIT_ORDERS_PER_MINUTE: positiveInt({ default: 5, desc: 'POST /api/orders/wallet-topups per IP per minute' }),
+  RATE_LIMIT_ORDERS_PER_MINUTE: positiveInt({
+    default: 5,
+    desc: 'POST /api/orders/wallet-topups and /api/orders/memberships together, per IP per minute',
+  }),
   ONLINE_ORDER_PAY_MINUTES: positiveInt({
     default: 60,
     desc: 'How long an online order waits for its payment before the lifecycle worker cancels it',
