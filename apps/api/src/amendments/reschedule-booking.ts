@@ -45,11 +45,7 @@ export async function rescheduleBooking(
       });
     }
     // A membership's visit moves with the booking, into the allowance of the new slot's period.
-    const { membershipId } = await tx.booking.findUniqueOrThrow({
-      where: { id: bookingId },
-      select: { membershipId: true },
-    });
-    await moveBookingUses(tx, { id: bookingId, tenantId: actor.tenantId, membershipId }, to.startsAt);
+    await moveBookingUses(tx, booking, to.startsAt);
 
     await tx.slot.update({ where: { id: booking.slotId }, data: { seatsBooked: { decrement: booking.guestCount } } });
     await tx.slot.update({ where: { id: to.id }, data: { seatsBooked: { increment: booking.guestCount } } });

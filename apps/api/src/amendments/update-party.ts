@@ -24,15 +24,11 @@ export async function updateParty(
   return deps.db.$transaction(async (tx) => {
     const booking = await lockBooking(tx, bookingId, { tenantId: operator.tenantId });
     assertBookingAllows(booking.status, 'amend');
-    const { membershipId } = await tx.booking.findUniqueOrThrow({
-      where: { id: bookingId },
-      select: { membershipId: true },
-    });
     // Its visit, guest passes and member discount were counted for this party: a new party is a new booking.
-    if (membershipId) {
+    if (booking.membershipId) {
       throw new AppError('booking_not_amendable', {
         message: 'a booking made with a membership keeps its party; cancel it and book again',
-        membership_id: membershipId,
+        membership_id: booking.membershipId,
       });
     }
     if (request.guest_count === booking.guestCount) {

@@ -23,6 +23,8 @@ export interface LockedBooking {
   /** Set when the paid amount was given back as a gift card. */
   reissuedGiftCardId: string | null;
   checkedInAt: Date | null;
+  /** The membership presented with the booking, whose visits and discount it holds. */
+  membershipId: string | null;
   customerEmail: string;
   requiresWaiver: boolean;
 }
@@ -44,6 +46,7 @@ interface BookingRow {
   review_reason: string | null;
   reissued_gift_card_id: string | null;
   checked_in_at: Date | null;
+  membership_id: string | null;
 }
 
 /**
@@ -88,7 +91,7 @@ async function selectBookingForUpdate(
   const [row] = await tx.$queryRaw<BookingRow[]>`
     SELECT id, tenant_id, status::text AS status, experience_id, venue_id, slot_id, customer_id, hold_id,
            guest_count, unit_price_cents, total_cents, gift_card_applied_cents, currency, review_reason,
-           reissued_gift_card_id, checked_in_at
+           reissued_gift_card_id, checked_in_at, membership_id
     FROM bookings
     WHERE id = ${bookingId}::uuid AND (${tenantId}::uuid IS NULL OR tenant_id = ${tenantId}::uuid)
     FOR UPDATE ${wait}`;
@@ -124,6 +127,7 @@ function bookingOf(row: BookingRow, context: { customer_email: string; requires_
     reviewReason: row.review_reason,
     reissuedGiftCardId: row.reissued_gift_card_id,
     checkedInAt: row.checked_in_at && new Date(row.checked_in_at),
+    membershipId: row.membership_id,
     customerEmail: context.customer_email,
     requiresWaiver: context.requires_waiver,
   };
