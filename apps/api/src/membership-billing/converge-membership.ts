@@ -2,12 +2,11 @@ import type { MembershipStatus, Tx } from '@booking/db';
 import { isTerminalMembership } from '@booking/domain';
 import type Stripe from 'stripe';
 import type { LockedMembership } from '../locks';
+import { addDays } from '../membership-freezes/freeze-dates';
 import { subscriptionEndedAt, subscriptionPeriod, type InvoiceFacts } from './billing-facts';
 import { closeEndedMembership } from './close-ended-membership';
 import { recordEnded, recordPastDue, recordPausedForPayment, type DueInvoice, type EndReason } from './billing-events';
 import { markLateInvoices } from './late-money';
-
-const DAY_MS = 86_400_000;
 
 /**
  * The membership status the provider's subscription calls for, or null for "leave it": an
@@ -129,7 +128,7 @@ export async function convergeMembership(
     if (due) await recordPastDue(tx, membership, due);
     return 'past_due';
   }
-  const graceEndsAt = new Date(now.getTime() + deps.graceDays * DAY_MS);
+  const graceEndsAt = addDays(now, deps.graceDays);
   await tx.membership.update({ where: { id: membership.id }, data: { status: 'paused_for_payment', graceEndsAt } });
   if (due) await recordPausedForPayment(tx, membership, due, graceEndsAt, deps.secretKey);
   return 'paused_for_payment';

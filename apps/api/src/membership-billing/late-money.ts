@@ -1,6 +1,7 @@
 import type { Db, Tx } from '@booking/db';
-import Stripe from 'stripe';
-import { idOf } from '../payments/stripe-ids';
+import type Stripe from 'stripe';
+import { isAlreadyRefunded } from '../payments/provider-call';
+import { invoicePaymentIntent } from '../payments/stripe-ids';
 import type { InvoiceFacts } from './billing-facts';
 
 // Money a membership cannot keep: a payment for a period that starts at or after the member (or
@@ -82,9 +83,7 @@ export async function pendingRefunds(tx: Tx, membershipId: string): Promise<stri
 export async function refundLateInvoices(deps: { db: Db; stripe: Stripe }, invoiceIds: string[]): Promise<void> {
   for (const invoiceId of invoiceIds) {
     const invoice = await deps.stripe.invoices.retrieve(invoiceId, { expand: ['payments'] });
-    const payment =
-      invoice.payments?.data.find((candidate) => candidate.status === 'paid') ?? invoice.payments?.data[0];
-    const paymentIntent = idOf(payment?.payment?.payment_intent ?? null);
+    const paymentIntent = invoicePaymentIntent(invoice);
     if (paymentIntent) {
       try {
         await deps.stripe.refunds.create({
@@ -92,8 +91,7 @@ export async function refundLateInvoices(deps: { db: Db; stripe: Stripe }, invoi
           metadata: { invoice_id: invoiceId, automatic: 'true', reason: 'membership could not keep this payment' },
         });
       } catch (error) {
-        if (!(error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'charge_already_refunded'))
-          throw error;
+        if (!isAlreadyRefunded(error)) throw error;
       }
     }
     await deps.db.membershipInvoice.updateMany({

@@ -2,11 +2,11 @@ import type { Config } from '@booking/config';
 import type { Db } from '@booking/db';
 import type { Logger } from '@booking/logging';
 import type Stripe from 'stripe';
+import { addDays } from '../membership-freezes/freeze-dates';
 import { refundLateInvoices } from './late-money';
 import { syncMembership } from './sync-membership';
 
 const BATCH = 50;
-const DAY_MS = 86_400_000;
 
 /**
  * The reconcile job: lost or never-sent notifications repaired. Live recurring memberships in a
@@ -23,7 +23,7 @@ export async function reconcileMemberships(
   if (!deps.stripe) return 0;
   const stripe = deps.stripe;
   const waiting = new Date(now.getTime() - deps.config.memberships.reconcileSeconds * 1000);
-  const stale = new Date(now.getTime() - DAY_MS);
+  const stale = addDays(now, -1);
   const due = await deps.db.membership.findMany({
     where: {
       billing: 'recurring',

@@ -12,7 +12,6 @@ import {
   type LockedOrder,
 } from '../locks';
 import { providerCall } from '../payments/provider-call';
-import { idOf } from '../payments/stripe-ids';
 import { applyInvoiceFailed, applyInvoicePaid } from './apply-invoice';
 import { invoiceFacts, latestInvoiceOf, subscriptionEndedAt, type InvoiceFacts } from './billing-facts';
 import { convergeMembership } from './converge-membership';
@@ -191,10 +190,4 @@ export async function syncMembership(deps: BillingDeps, input: SyncInput): Promi
 
   if (outcome.refunds.length > 0) await refundLateInvoices(deps, outcome.refunds);
   return { membershipId: found.id, transition: outcome.transition, done: outcome.done };
-}
-
-/** The subscription a billing notification is about, if any. */
-export function subscriptionOfEvent(object: Stripe.Invoice | Stripe.Subscription): string | null {
-  if (object.object === 'subscription') return object.id;
-  return idOf(object.parent?.subscription_details?.subscription ?? null);
 }

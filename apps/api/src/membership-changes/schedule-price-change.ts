@@ -4,6 +4,7 @@ import { AppError } from '@booking/domain';
 import { recordEvent } from '@booking/events';
 import type Stripe from 'stripe';
 import { lockMembership } from '../locks';
+import { addDays, dayOf } from '../membership-freezes/freeze-dates';
 import { membershipRef } from '../memberships/membership-ref';
 import type { Operator } from '../operators/api-key-auth';
 import { providerCall } from '../payments/provider-call';
@@ -11,7 +12,6 @@ import { idOf } from '../payments/stripe-ids';
 import type { PriceChangeRequest, PriceChangeResult } from './change-schemas';
 import { insertPending } from './request-plan-change';
 
-const DAY_MS = 86_400_000;
 /** Memberships moved to a new price: those the provider still bills. */
 const BILLED = ['active', 'past_due', 'frozen', 'paused_for_payment'] as const;
 
@@ -43,8 +43,8 @@ export async function schedulePriceChange(
     );
   }
   const effectiveAt = new Date(`${request.effective_on}T00:00:00.000Z`);
-  const tomorrow = Math.floor(now.getTime() / DAY_MS) * DAY_MS + DAY_MS;
-  if (Number.isNaN(effectiveAt.getTime()) || effectiveAt.getTime() < tomorrow) {
+  const tomorrow = addDays(dayOf(now), 1);
+  if (Number.isNaN(effectiveAt.getTime()) || effectiveAt < tomorrow) {
     throw new AppError('invalid_body', 'effective_on must be a real day, tomorrow (UTC) or later');
   }
   if (request.price_cents === plan.priceCents) {

@@ -1,8 +1,8 @@
 import type { Membership, MembershipFreeze } from '@booking/db';
 import { AppError } from '@booking/domain';
-import Stripe from 'stripe';
-import { providerCall } from '../payments/provider-call';
-import { idOf } from '../payments/stripe-ids';
+import type Stripe from 'stripe';
+import { isAlreadyRefunded, providerCall } from '../payments/provider-call';
+import { invoicePaymentIntent } from '../payments/stripe-ids';
 
 // The Stripe side of a recurring membership's freeze. Each call runs before the transaction that
 // records it, with an idempotency key derived from the freeze, so a retry, a second job run or
@@ -174,8 +174,7 @@ export async function takeBackFreezeFee(
     return 'voided';
   }
   if (invoice.status !== 'paid') throw new Error(`the freeze fee invoice ${invoiceId} is ${invoice.status}`);
-  const payment = invoice.payments?.data.find((candidate) => candidate.status === 'paid') ?? invoice.payments?.data[0];
-  const paymentIntent = idOf(payment?.payment?.payment_intent ?? null);
+  const paymentIntent = invoicePaymentIntent(invoice);
   if (!paymentIntent) throw new Error(`the paid freeze fee invoice ${invoiceId} names no payment`);
   try {
     await stripe.refunds.create(
@@ -183,9 +182,7 @@ export async function takeBackFreezeFee(
       { idempotencyKey: `freeze-fee-refund-${freeze.id}` },
     );
   } catch (error) {
-    if (!(error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'charge_already_refunded')) {
-      throw error;
-    }
+    if (!isAlreadyRefunded(error)) throw error;
   }
   return 'refunded';
 }

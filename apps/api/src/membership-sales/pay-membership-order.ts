@@ -1,7 +1,7 @@
 import type { Tx } from '@booking/db';
 import type Stripe from 'stripe';
 import { ANY_TENANT, lockMembership, type LockedOrder } from '../locks';
-import { recordOrderCancelled } from '../online-orders/order-cancelled';
+import { refuseOrderPayment } from '../online-orders/refuse-order-payment';
 import { activateMembership } from './activate-membership';
 
 /**
@@ -30,28 +30,18 @@ export async function payMembershipOrder(
 
   if (order.status !== 'pending_payment' || !matches || !keepable) {
     const now = new Date();
-    await tx.order.update({
-      where: { id: order.id },
-      data: {
-        paymentIntentId: intent.id,
-        paidCents,
-        reviewReason:
-          order.status !== 'pending_payment'
-            ? `paid_after_${order.status}`
-            : matches
-              ? 'membership_not_pending'
-              : 'payment_mismatch',
-        ...(order.status === 'pending_payment' && { status: 'cancelled', cancelledAt: now }),
-      },
+    const cancelled = await refuseOrderPayment(tx, order, {
+      intentId: intent.id,
+      paidCents,
+      matches,
+      refusal: 'membership_not_pending',
+      at: now,
     });
-    if (order.status === 'pending_payment') {
-      if (membership?.status === 'pending_payment') {
-        await tx.membership.update({
-          where: { id: membership.id },
-          data: { status: 'cancelled', endedAt: now, endReason: 'payment_mismatch' },
-        });
-      }
-      await recordOrderCancelled(tx, order);
+    if (cancelled && membership?.status === 'pending_payment') {
+      await tx.membership.update({
+        where: { id: membership.id },
+        data: { status: 'cancelled', endedAt: now, endReason: 'payment_mismatch' },
+      });
     }
     return true;
   }

@@ -1,9 +1,9 @@
 import type { Db, Membership } from '@booking/db';
 import { AppError } from '@booking/domain';
+import { freezeView } from '../membership-freezes/freeze-view';
 import type { MembershipView } from './membership-schemas';
 
 const iso = (date: Date | null) => date && date.toISOString();
-const day = (date: Date) => date.toISOString().slice(0, 10);
 
 /** The fields a membership shows in a list and in its own view. */
 export function membershipSummary(m: Membership) {
@@ -60,19 +60,7 @@ export async function loadMembershipView(db: Db, tenantId: string, membershipId:
       created_at: u.createdAt.toISOString(),
       released_at: iso(u.releasedAt),
     })),
-    freezes: m.freezes.map((f) => ({
-      freeze_id: f.id,
-      starts_on: day(f.startsOn),
-      ends_on: day(f.endsOn),
-      status: f.status,
-      frozen_days: f.frozenDays,
-      fee_cents: f.feeCents,
-      requested_by: f.requestedBy,
-      reason: f.reason,
-      created_at: f.createdAt.toISOString(),
-      started_at: iso(f.startedAt),
-      ended_at: iso(f.endedAt),
-    })),
+    freezes: m.freezes.map(freezeView),
     changes: m.changes.map((c) => ({
       change_id: c.id,
       kind: c.kind,

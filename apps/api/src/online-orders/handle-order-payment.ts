@@ -6,8 +6,8 @@ import { ANY_TENANT, lockOrder, lockWallet } from '../locks';
 import { payMembershipOrder } from '../membership-sales/pay-membership-order';
 import { recordFunded } from '../wallets/wallet-events';
 import { creditWallet, fitsInWallet, fundsExpiry } from '../wallets/wallet-ledger';
-import { recordOrderCancelled } from './order-cancelled';
 import { refundLatePayment } from './refund-late-payment';
+import { refuseOrderPayment } from './refuse-order-payment';
 
 type Deps = { db: Db; config: Config; stripe: Stripe };
 
@@ -50,24 +50,14 @@ export async function handleOrderPaymentSucceeded(
     // Value that would take the wallet past its cap cannot be kept: it is given back instead.
     const fits = wallet !== undefined && fitsInWallet(wallet, paidCents);
     if (order.status !== 'pending_payment' || !matches || !fits) {
-      await tx.order.update({
-        where: { id: order.id },
-        data: {
-          paymentIntentId: intent.id,
-          paidCents,
-          reviewReason:
-            order.status !== 'pending_payment'
-              ? `paid_after_${order.status}`
-              : matches
-                ? 'wallet_limit_exceeded'
-                : 'payment_mismatch',
-          ...(order.status === 'pending_payment' && { status: 'cancelled', cancelledAt: new Date() }),
-        },
+      // Its payment is given back; an order waiting for it ends, and subscribers learn it will not be paid.
+      await refuseOrderPayment(tx, order, {
+        intentId: intent.id,
+        paidCents,
+        matches,
+        refusal: 'wallet_limit_exceeded',
+        at: new Date(),
       });
-      // It ends here: its payment is given back, and subscribers learn the order will not be paid.
-      if (order.status === 'pending_payment') {
-        await recordOrderCancelled(tx, order);
-      }
       return true;
     }
 

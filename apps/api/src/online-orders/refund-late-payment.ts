@@ -1,7 +1,8 @@
 import type { Db } from '@booking/db';
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { ANY_TENANT, lockOrder } from '../locks';
 import { recordOrderRefund } from '../orders/record-order-refund';
+import { isAlreadyRefunded } from '../payments/provider-call';
 
 /**
  * Gives back a payment an online order could not keep (it arrived after the order was
@@ -20,8 +21,7 @@ export async function refundLatePayment(deps: { db: Db; stripe: Stripe }, orderI
       metadata: { order_id: orderId, automatic: 'true', reason: 'order could not keep this payment' },
     });
   } catch (error) {
-    if (!(error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'charge_already_refunded'))
-      throw error;
+    if (!isAlreadyRefunded(error)) throw error;
     const refunds = await deps.stripe.refunds.list({ payment_intent: paymentIntentId, limit: 10 });
     providerRefund = refunds.data.find((refund) => refund.metadata?.automatic === 'true') ?? null;
   }

@@ -18,3 +18,11 @@ export async function providerCall<T>(call: () => Promise<T>): Promise<T> {
     throw error;
   }
 }
+
+/**
+ * Whether a refund was refused because the payment is refunded in full already: a retry (or a
+ * concurrent run) finds the money back, which is what makes full refunds safe to repeat.
+ */
+export function isAlreadyRefunded(error: unknown): boolean {
+  return error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'charge_already_refunded';
+}

@@ -1,10 +1,11 @@
 import type { Db } from '@booking/db';
 import { bookingEventSubject, recordEvent } from '@booking/events';
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { returnGiftCardPart } from '../gift-cards/return-gift-card-part';
 import type { HoldStore } from '../holds/hold-store';
 import { ANY_TENANT, findBookingForUpdate, lockPaymentByReference } from '../locks';
 import { releaseBookingUses } from '../membership-uses/booking-uses';
+import { isAlreadyRefunded } from './provider-call';
 
 /**
  * Gives back a card payment that could not buy its seats (or arrived for a booking that was no
@@ -29,8 +30,7 @@ export async function refundForReview(
     });
   } catch (error) {
     // Refunded already, by a delivery whose bookkeeping below did not commit or by a concurrent one.
-    if (!(error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'charge_already_refunded'))
-      throw error;
+    if (!isAlreadyRefunded(error)) throw error;
   }
   const release = await deps.db.$transaction(async (tx) => {
     // The notification is authenticated by its signature; the booking names its own tenant.

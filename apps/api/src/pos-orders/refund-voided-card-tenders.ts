@@ -1,7 +1,8 @@
 import type { Db } from '@booking/db';
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { ANY_TENANT, lockOrder } from '../locks';
 import { recordOrderRefund } from '../orders/record-order-refund';
+import { isAlreadyRefunded } from '../payments/provider-call';
 
 /**
  * Gives back the card payments of a voided order: each pending void refund is sent to the
@@ -54,8 +55,7 @@ async function fullRefund(
   try {
     return await stripe.refunds.create({ payment_intent: paymentIntentId, metadata });
   } catch (error) {
-    if (!(error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'charge_already_refunded'))
-      throw error;
+    if (!isAlreadyRefunded(error)) throw error;
     // Refunded in full already: by an earlier try of ours, or in the provider's dashboard. Either
     // way the money is back, and that refund settles the void's. A failed refund gave nothing
     // back: only one that succeeded, or is pending and may still succeed, counts.
