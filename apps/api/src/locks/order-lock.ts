@@ -10,6 +10,8 @@ export interface LockedOrder {
   status: OrderStatus;
   customerId: string | null;
   walletId: string | null;
+  /** The membership a membership order sells, or whose discount a till order used. */
+  membershipId: string | null;
   shiftId: string | null;
   venueId: string | null;
   currency: string;
@@ -29,6 +31,7 @@ type Row = {
   status: OrderStatus;
   customer_id: string | null;
   wallet_id: string | null;
+  membership_id: string | null;
   shift_id: string | null;
   venue_id: string | null;
   currency: string;
@@ -49,6 +52,7 @@ function toLocked(row: Row): LockedOrder {
     status: row.status,
     customerId: row.customer_id,
     walletId: row.wallet_id,
+    membershipId: row.membership_id,
     shiftId: row.shift_id,
     venueId: row.venue_id,
     currency: row.currency,
@@ -69,7 +73,7 @@ export async function lockOrder(tx: Tx, scope: TenantScope, orderId: string): Pr
   claimLock(tx, 'order', orderId);
   const tenantId = scopedTenant(scope);
   const [row] = await tx.$queryRaw<Row[]>`
-    SELECT id, tenant_id, channel, kind, status, customer_id, wallet_id, shift_id, venue_id, currency,
+    SELECT id, tenant_id, channel, kind, status, customer_id, wallet_id, membership_id, shift_id, venue_id, currency,
            total_cents, paid_cents, refunded_cents, payment_intent_id, pay_by, review_reason
     FROM orders
     WHERE id = ${orderId}::uuid AND (${tenantId}::uuid IS NULL OR tenant_id = ${tenantId}::uuid)
@@ -84,7 +88,7 @@ export async function lockOrder(tx: Tx, scope: TenantScope, orderId: string): Pr
 export async function lockOrderUnlessBusy(tx: Tx, orderId: string): Promise<LockedOrder | undefined> {
   claimLock(tx, 'order', orderId);
   const [row] = await tx.$queryRaw<Row[]>`
-    SELECT id, tenant_id, channel, kind, status, customer_id, wallet_id, shift_id, venue_id, currency,
+    SELECT id, tenant_id, channel, kind, status, customer_id, wallet_id, membership_id, shift_id, venue_id, currency,
            total_cents, paid_cents, refunded_cents, payment_intent_id, pay_by, review_reason
     FROM orders WHERE id = ${orderId}::uuid
     FOR UPDATE SKIP LOCKED`;
@@ -95,7 +99,7 @@ export async function lockOrderUnlessBusy(tx: Tx, orderId: string): Promise<Lock
 export async function lockOrderByPaymentIntent(tx: Tx, paymentIntentId: string): Promise<LockedOrder | undefined> {
   claimLock(tx, 'order');
   const [row] = await tx.$queryRaw<Row[]>`
-    SELECT id, tenant_id, channel, kind, status, customer_id, wallet_id, shift_id, venue_id, currency,
+    SELECT id, tenant_id, channel, kind, status, customer_id, wallet_id, membership_id, shift_id, venue_id, currency,
            total_cents, paid_cents, refunded_cents, payment_intent_id, pay_by, review_reason
     FROM orders WHERE payment_intent_id = ${paymentIntentId}
     FOR UPDATE`;

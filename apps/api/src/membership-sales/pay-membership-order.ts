@@ -20,11 +20,7 @@ export async function payMembershipOrder(
   duplicate: boolean,
 ): Promise<boolean> {
   if (duplicate || order.status === 'paid') return order.reviewReason !== null && order.refundedCents === 0;
-  const { membershipId } = await tx.order.findUniqueOrThrow({
-    where: { id: order.id },
-    select: { membershipId: true },
-  });
-  const membership = membershipId ? await lockMembership(tx, ANY_TENANT, membershipId) : undefined;
+  const membership = order.membershipId ? await lockMembership(tx, ANY_TENANT, order.membershipId) : undefined;
   const matches = paidCents === order.totalCents && intent.currency.toUpperCase() === order.currency;
   const keepable = membership?.status === 'pending_payment' && membership.billing === 'fixed_term';
 
