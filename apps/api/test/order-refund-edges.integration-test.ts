@@ -2,19 +2,19 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import {
-  clientIp,
-  createTestApp,
   deliverStripeEvent,
   type FakeStripe,
+  openShift,
+  openTillOrder,
   seedTenant,
   signedChargeRefundedEvent,
   signedDisputeCreatedEvent,
   signedPaymentSucceededEvent,
-  startFakeStripe,
-  stopFakeStripe,
-  stripeEnv,
+  startStripeTestApp,
+  stopStripeTestApp,
   TEST_WEBHOOK_SECRET,
   type TestApp,
+  walletTopUp,
 } from '@booking/test-kit';
 import { lockWallet } from '../src/locks';
 import { creditWallet, debitWallet } from '../src/wallets/wallet-ledger';
@@ -32,33 +32,17 @@ let shiftId: string;
 const as = (role: 'staff' | 'manager' | 'admin') => ({ Authorization: `Bearer ${demo.api_keys[role]}` });
 
 beforeAll(async () => {
-  fake = await startFakeStripe();
-  t = createTestApp(stripeEnv(fake.url));
+  ({ fake, t } = await startStripeTestApp());
   demo = await seedTenant(t.deps);
-  shiftId = (await request(t.app).post('/api/pos/shifts/open').set(as('staff')).send({ starting_cash_cents: 0 })).body
-    .shift_id;
+  shiftId = await openShift(t, demo);
 });
-afterAll(async () => {
-  await t.close();
-  await stopFakeStripe(fake);
-});
+afterAll(() => stopStripeTestApp(t, fake));
 
 const wallet = (id: string) => t.deps.db.wallet.findUniqueOrThrow({ where: { id } });
 const events = (entityId: string, name: string) => t.deps.db.event.findMany({ where: { entityId, name } });
 
-async function topUp(amountCents: number, email = `edge-${randomUUID()}@example.com`) {
-  const res = await request(t.app)
-    .post('/api/orders/wallet-topups')
-    .set('X-Forwarded-For', clientIp())
-    .send({
-      tenant: demo.tenant.slug,
-      amount_cents: amountCents,
-      currency: 'USD',
-      customer: { email, first_name: 'R' },
-    });
-  expect(res.status).toBe(201);
-  return res.body as { order_id: string; wallet_id: string; payment_intent_id: string };
-}
+const topUp = (amountCents: number, email = `edge-${randomUUID()}@example.com`) =>
+  walletTopUp(t, demo, amountCents, { email, first_name: 'R' });
 
 async function emptyWallet() {
   const customer = await t.deps.db.customer.create({
@@ -71,14 +55,7 @@ async function emptyWallet() {
   return opened.body.wallet_id as string;
 }
 
-async function tillOrder(lines: object[]) {
-  const res = await request(t.app)
-    .post('/api/pos/orders')
-    .set(as('staff'))
-    .send({ shift_id: shiftId, currency: 'USD', lines });
-  expect(res.status).toBe(201);
-  return res.body.order_id as string;
-}
+const tillOrder = async (lines: object[]) => (await openTillOrder(t, demo, shiftId, lines)).order_id;
 const tender = (id: string, body: object) =>
   request(t.app).post(`/api/pos/orders/${id}/tenders`).set(as('staff')).send(body);
 const settle = (id: string) => request(t.app).post(`/api/pos/orders/${id}/settle`).set(as('staff')).send({});

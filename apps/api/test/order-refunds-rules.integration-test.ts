@@ -2,18 +2,20 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import {
-  clientIp,
   createTestApp,
   deliverStripeEvent,
   type FakeStripe,
+  openShift,
+  openTillOrder,
+  paidWalletTopUp,
   seedTenant,
   signedChargeRefundedEvent,
-  signedPaymentSucceededEvent,
-  startFakeStripe,
-  stopFakeStripe,
+  startStripeTestApp,
+  stopStripeTestApp,
   stripeEnv,
   TEST_WEBHOOK_SECRET,
   type TestApp,
+  tillCardPayment,
 } from '@booking/test-kit';
 
 // The rules of order refunds on the real PostgreSQL and Redis with the fake Stripe: cash paid out
@@ -31,17 +33,14 @@ type Role = 'staff' | 'manager' | 'admin';
 const as = (role: Role, tenant = demo) => ({ Authorization: `Bearer ${tenant.api_keys[role]}` });
 
 beforeAll(async () => {
-  fake = await startFakeStripe();
-  t = createTestApp(stripeEnv(fake.url));
+  ({ fake, t } = await startStripeTestApp());
   replica = createTestApp(stripeEnv(fake.url));
   demo = await seedTenant(t.deps);
-  shiftId = (await request(t.app).post('/api/pos/shifts/open').set(as('staff')).send({ starting_cash_cents: 0 })).body
-    .shift_id;
+  shiftId = await openShift(t, demo);
 });
 afterAll(async () => {
-  await t.close();
   await replica.close();
-  await stopFakeStripe(fake);
+  await stopStripeTestApp(t, fake);
 });
 
 const refund = (orderId: string, body: object, role: Role = 'manager', app = t.app, tenant = demo) =>
@@ -54,14 +53,8 @@ const events = (entityId: string, name: string) => t.deps.db.event.findMany({ wh
 const wallet = (id: string) => t.deps.db.wallet.findUniqueOrThrow({ where: { id } });
 const product = (cents: number) => ({ type: 'product', description: 'scarf', quantity: 1, unit_price_cents: cents });
 
-async function tillOrder(lines: object[], shift = shiftId, tenant = demo) {
-  const res = await request(t.app)
-    .post('/api/pos/orders')
-    .set(as('staff', tenant))
-    .send({ shift_id: shift, currency: 'USD', lines });
-  expect(res.status).toBe(201);
-  return res.body.order_id as string;
-}
+const tillOrder = async (lines: object[], shift = shiftId, tenant = demo) =>
+  (await openTillOrder(t, tenant, shift, lines)).order_id;
 
 /** A till order paid by one tender and settled; its tender's id. */
 async function paidTillOrder(cents: number, body: object = { type: 'cash' }, shift = shiftId, tenant = demo) {
@@ -93,30 +86,11 @@ async function fundedWallet(cents: number) {
   return { walletId, secret: token.body.secret as string };
 }
 
-async function paidTopUp(cents: number) {
-  const res = await request(t.app)
-    .post('/api/orders/wallet-topups')
-    .set('X-Forwarded-For', clientIp())
-    .send({
-      tenant: demo.tenant.slug,
-      amount_cents: cents,
-      currency: 'USD',
-      customer: { email: `rules-${randomUUID()}@example.com`, first_name: 'Tam' },
-    });
-  const intent = fake.succeed(res.body.payment_intent_id);
-  await deliverStripeEvent(t, signedPaymentSucceededEvent(intent, { secret: TEST_WEBHOOK_SECRET }));
-  return { orderId: res.body.order_id as string, walletId: res.body.wallet_id as string, intent };
-}
+const paidTopUp = (cents: number) =>
+  paidWalletTopUp(t, fake, demo, cents, { email: `rules-${randomUUID()}@example.com`, first_name: 'Tam' });
 
 /** A succeeded PaymentIntent for a card tender of the till order. */
-async function cardPayment(orderId: string, cents: number) {
-  const created = await t.deps.stripe!.paymentIntents.create({
-    amount: cents,
-    currency: 'usd',
-    metadata: { tenant_id: demo.tenant.id, purpose: 'pos_order', order_id: orderId },
-  });
-  return fake.succeed(created.id);
-}
+const cardPayment = (orderId: string, cents: number) => tillCardPayment(t, fake, demo, orderId, cents);
 
 async function ledgerAgrees(walletId: string) {
   const [row] = await t.deps.db.$queryRaw<{ balance: number; entries: bigint; lots: bigint }[]>`

@@ -1,21 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
-import { generateGiftCardCode, hashGiftCardCode } from '@booking/signing';
 import {
-  clientIp,
-  createTestApp,
   deliverStripeEvent,
   type FakeStripe,
+  openShift,
+  paidWalletTopUp,
+  postWalletTopUp,
+  seedGiftCard,
   seedTenant,
   signedChargeRefundedEvent,
   signedDisputeCreatedEvent,
-  signedPaymentSucceededEvent,
-  startFakeStripe,
-  stopFakeStripe,
-  stripeEnv,
+  startStripeTestApp,
+  stopStripeTestApp,
   TEST_WEBHOOK_SECRET,
   type TestApp,
+  tillCardPayment,
 } from '@booking/test-kit';
 
 // Refunds of orders on the real PostgreSQL and Redis with the fake Stripe: online top-ups (the
@@ -30,40 +30,23 @@ let shiftId: string;
 const as = (role: 'staff' | 'manager' | 'admin') => ({ Authorization: `Bearer ${demo.api_keys[role]}` });
 
 beforeAll(async () => {
-  fake = await startFakeStripe();
-  t = createTestApp(stripeEnv(fake.url));
+  ({ fake, t } = await startStripeTestApp());
   demo = await seedTenant(t.deps);
-  shiftId = (await request(t.app).post('/api/pos/shifts/open').set(as('staff')).send({ starting_cash_cents: 0 })).body
-    .shift_id;
+  shiftId = await openShift(t, demo);
 });
-afterAll(async () => {
-  await t.close();
-  await stopFakeStripe(fake);
-});
+afterAll(() => stopStripeTestApp(t, fake));
 
 /** A paid online top-up: its order, wallet and PaymentIntent. */
 async function paidTopUp(amountCents: number) {
-  const res = await request(t.app)
-    .post('/api/orders/wallet-topups')
-    .set('X-Forwarded-For', clientIp())
-    .send({
-      tenant: demo.tenant.slug,
-      amount_cents: amountCents,
-      currency: 'USD',
-      customer: { email: `refund-${randomUUID()}@example.com`, first_name: 'Rae' },
-    });
-  const intent = fake.succeed(res.body.payment_intent_id);
-  await deliverStripeEvent(t, signedPaymentSucceededEvent(intent, { secret: TEST_WEBHOOK_SECRET }));
+  const paid = await paidWalletTopUp(t, fake, demo, amountCents, {
+    email: `refund-${randomUUID()}@example.com`,
+    first_name: 'Rae',
+  });
   const token = await request(t.app)
-    .post(`/api/v1/wallets/${res.body.wallet_id}/tokens`)
+    .post(`/api/v1/wallets/${paid.walletId}/tokens`)
     .set(as('staff'))
     .send({ kind: 'qr' });
-  return {
-    orderId: res.body.order_id as string,
-    walletId: res.body.wallet_id as string,
-    intent,
-    secret: token.body.secret as string,
-  };
+  return { ...paid, secret: token.body.secret as string };
 }
 
 /** Spends `cents` of a wallet at the till: an order settled by a wallet tender. */
@@ -233,16 +216,7 @@ describe('refunds and disputes made at the provider', () => {
 describe('refunding a till order', () => {
   it('when each tender is refunded, then the wallet is credited (wallet.refunded), the card is refunded at Stripe, the gift card and the cash go back', async () => {
     const payer = await paidTopUp(1000);
-    const code = generateGiftCardCode();
-    const card = await t.deps.db.giftCard.create({
-      data: {
-        tenantId: demo.tenant.id,
-        codeHash: hashGiftCardCode(code),
-        codeLast4: code.slice(-4),
-        currency: 'USD',
-        balanceCents: 900,
-      },
-    });
+    const card = await seedGiftCard(t, demo, 900);
     const order = await request(t.app)
       .post('/api/pos/orders')
       .set(as('staff'))
@@ -252,15 +226,10 @@ describe('refunding a till order', () => {
         lines: [{ type: 'product', description: 'kit', quantity: 1, unit_price_cents: 4000 }],
       });
     const id = order.body.order_id as string;
-    const intent = await t.deps.stripe!.paymentIntents.create({
-      amount: 1100,
-      currency: 'usd',
-      metadata: { tenant_id: demo.tenant.id, purpose: 'pos_order', order_id: id },
-    });
-    fake.succeed(intent.id);
+    const intent = await tillCardPayment(t, fake, demo, id, 1100);
     for (const body of [
       { type: 'wallet', amount_cents: 1000, wallet_token: payer.secret },
-      { type: 'gift_card', amount_cents: 900, gift_card_code: code },
+      { type: 'gift_card', amount_cents: 900, gift_card_code: card.code },
       { type: 'cash', amount_cents: 1000 },
       { type: 'card', amount_cents: 1100, payment_reference: intent.id },
     ]) {
@@ -355,15 +324,7 @@ describe('refunding a till order', () => {
     await request(t.app).post(`/api/pos/orders/${open.body.order_id}/void`).set(as('staff'));
     const voided = await refund(open.body.order_id, { amount_cents: 100 });
     expect([voided.status, voided.body.error]).toEqual([409, 'order_not_refundable']);
-    const pending = await request(t.app)
-      .post('/api/orders/wallet-topups')
-      .set('X-Forwarded-For', clientIp())
-      .send({
-        tenant: demo.tenant.slug,
-        amount_cents: 500,
-        currency: 'USD',
-        customer: { email: `p-${randomUUID()}@example.com`, first_name: 'P' },
-      });
+    const pending = await postWalletTopUp(t, demo, 500, { email: `p-${randomUUID()}@example.com`, first_name: 'P' });
     const notPaid = await refund(pending.body.order_id, { amount_cents: 100 });
     expect([notPaid.status, notPaid.body.error]).toEqual([409, 'order_not_refundable']);
     const unknown = await refund(randomUUID(), { amount_cents: 100 });

@@ -2,17 +2,16 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import {
-  clientIp,
-  createTestApp,
   deliverStripeEvent,
   type FakeStripe,
+  openShift,
   seedTenant,
   signedPaymentSucceededEvent,
-  startFakeStripe,
-  stopFakeStripe,
-  stripeEnv,
+  startStripeTestApp,
+  stopStripeTestApp,
   TEST_WEBHOOK_SECRET,
   type TestApp,
+  walletTopUp,
 } from '@booking/test-kit';
 
 // Operators' reads of orders on the real PostgreSQL and Redis: one tenant of its own holds
@@ -39,14 +38,7 @@ const list = (query: Record<string, string | number>, tenant = demo) =>
   request(t.app).get('/api/v1/orders').query(query).set(as(tenant));
 const ids = (res: request.Response) => res.body.data.map((order: { order_id: string }) => order.order_id);
 
-async function topUp(email: string, cents: number) {
-  const res = await request(t.app)
-    .post('/api/orders/wallet-topups')
-    .set('X-Forwarded-For', clientIp())
-    .send({ tenant: demo.tenant.slug, amount_cents: cents, currency: 'USD', customer: { email, first_name: 'Ola' } });
-  expect(res.status).toBe(201);
-  return res.body as { order_id: string; payment_intent_id: string };
-}
+const topUp = (email: string, cents: number) => walletTopUp(t, demo, cents, { email, first_name: 'Ola' });
 
 async function tillOrder(shiftId: string) {
   const res = await request(t.app)
@@ -67,8 +59,7 @@ async function tillOrder(shiftId: string) {
 }
 
 beforeAll(async () => {
-  fake = await startFakeStripe();
-  t = createTestApp(stripeEnv(fake.url));
+  ({ fake, t } = await startStripeTestApp());
   demo = await seedTenant(t.deps);
   other = await seedTenant(t.deps);
   const email = `reader-${randomUUID()}@example.com`;
@@ -81,8 +72,7 @@ beforeAll(async () => {
   orders.paid = paid.order_id;
   orders.unpaid = (await topUp(`reader-${randomUUID()}@example.com`, 800)).order_id;
   orders.sameCustomer = (await topUp(email, 300)).order_id;
-  const shiftId = (await request(t.app).post('/api/pos/shifts/open').set(as(demo)).send({ starting_cash_cents: 0 }))
-    .body.shift_id as string;
+  const shiftId = await openShift(t, demo);
   orders.confirmed = await tillOrder(shiftId);
   expect((await request(t.app).post(`/api/pos/orders/${orders.confirmed}/settle`).set(as(demo)).send({})).status).toBe(
     200,
@@ -91,10 +81,7 @@ beforeAll(async () => {
   expect((await request(t.app).post(`/api/pos/orders/${orders.voided}/void`).set(as(demo)).send({})).status).toBe(200);
   customerId = (await t.deps.db.order.findUniqueOrThrow({ where: { id: orders.paid } })).customerId!;
 });
-afterAll(async () => {
-  await t.close();
-  await stopFakeStripe(fake);
-});
+afterAll(() => stopStripeTestApp(t, fake));
 
 describe('listing orders', () => {
   it('when staff walk the pages, then every order comes once, newest first, and the last page says so', async () => {

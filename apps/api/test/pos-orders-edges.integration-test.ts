@@ -2,15 +2,19 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type Stripe from 'stripe';
 import type { DemoTenant } from '@booking/db';
-import { generateGiftCardCode, hashGiftCardCode } from '@booking/signing';
 import {
   createTestApp,
   type FakeStripe,
+  openFundedWallet,
+  openShift,
+  openTillOrder,
+  seedGiftCard,
   seedTenant,
-  startFakeStripe,
-  stopFakeStripe,
+  startStripeTestApp,
+  stopStripeTestApp,
   stripeEnv,
   type TestApp,
+  tillCardPayment,
 } from '@booking/test-kit';
 import { lockWallet } from '../src/locks';
 import { voidAbandonedOrders } from '../src/pos-orders/void-abandoned-orders';
@@ -33,60 +37,23 @@ const staff = () => auth(demo.api_keys.staff);
 const manager = () => auth(demo.api_keys.manager);
 
 beforeAll(async () => {
-  fake = await startFakeStripe();
-  t = createTestApp(stripeEnv(fake.url));
+  ({ fake, t } = await startStripeTestApp());
   stripe = t.deps.stripe!;
   demo = await seedTenant(t.deps);
-  shiftId = (await openShift(demo, 0)).shift_id;
+  shiftId = (await shiftOf(demo, 0)).shift_id;
 });
 afterEach(() => fake.failNextRefunds(0));
-afterAll(async () => {
-  await t.close();
-  await stopFakeStripe(fake);
+afterAll(() => stopStripeTestApp(t, fake));
+
+const shiftOf = async (tenant: DemoTenant, startingCashCents: number) => ({
+  shift_id: await openShift(t, tenant, startingCashCents),
 });
 
-async function openShift(tenant: DemoTenant, startingCashCents: number) {
-  const res = await request(t.app)
-    .post('/api/pos/shifts/open')
-    .set(auth(tenant.api_keys.staff))
-    .send({ starting_cash_cents: startingCashCents });
-  expect(res.status).toBe(201);
-  return res.body as { shift_id: string };
-}
-
 /** A wallet with `cents` of value and a card token; returns its id and the token's secret. */
-async function fundedWallet(cents: number) {
-  const customer = await t.deps.db.customer.create({
-    data: { tenantId: demo.tenant.id, email: `pos-edge-${randomUUID()}@example.com`, firstName: 'Sam' },
-  });
-  const opened = await request(t.app)
-    .post('/api/v1/wallets')
-    .set(staff())
-    .send({ customer_id: customer.id, currency: 'USD' });
-  const walletId = opened.body.wallet_id as string;
-  if (cents > 0) {
-    await t.deps.db.$transaction(async (tx) => {
-      const wallet = (await lockWallet(tx, { tenantId: demo.tenant.id }, walletId))!;
-      await creditWallet(tx, wallet, { kind: 'fund', source: 'pos_load', amountCents: cents, expiresAt: null });
-    });
-  }
-  const token = await request(t.app).post(`/api/v1/wallets/${walletId}/tokens`).set(staff()).send({ kind: 'card' });
-  return { walletId, customerId: customer.id, secret: token.body.secret as string };
-}
+const fundedWallet = (cents: number) =>
+  openFundedWallet(t, demo, cents, { email: `pos-edge-${randomUUID()}@example.com`, firstName: 'Sam' });
 
-async function giftCard(cents: number, currency = 'USD') {
-  const code = generateGiftCardCode();
-  const card = await t.deps.db.giftCard.create({
-    data: {
-      tenantId: demo.tenant.id,
-      codeHash: hashGiftCardCode(code),
-      codeLast4: code.slice(-4),
-      currency,
-      balanceCents: cents,
-    },
-  });
-  return { code, id: card.id };
-}
+const giftCard = (cents: number, currency = 'USD') => seedGiftCard(t, demo, cents, currency);
 
 const product = (unitPriceCents: number, quantity = 1) => ({
   type: 'product',
@@ -98,11 +65,8 @@ const product = (unitPriceCents: number, quantity = 1) => ({
 const open = (body: object, app: TestApp = t, headers: AuthHeader = staff()) =>
   request(app.app).post('/api/pos/orders').set(headers).send(body);
 
-async function openOrder(lines: object[], shift = shiftId, headers: AuthHeader = staff()) {
-  const res = await open({ shift_id: shift, currency: 'USD', lines }, t, headers);
-  expect(res.status).toBe(201);
-  return res.body as { order_id: string };
-}
+const openOrder = (lines: object[], shift = shiftId, headers: AuthHeader = staff()) =>
+  openTillOrder(t, demo, shift, lines, headers);
 
 const tender = (orderId: string, body: object, app: TestApp = t, headers: AuthHeader = staff()) =>
   request(app.app).post(`/api/pos/orders/${orderId}/tenders`).set(headers).send(body);
@@ -112,14 +76,8 @@ const voidOrder = (orderId: string, headers: AuthHeader = staff()) =>
   request(t.app).post(`/api/pos/orders/${orderId}/void`).set(headers);
 
 /** A card payment the till took through Stripe for this order. */
-async function cardPayment(orderId: string, amountCents: number) {
-  const intent = await stripe.paymentIntents.create({
-    amount: amountCents,
-    currency: 'usd',
-    metadata: { tenant_id: demo.tenant.id, purpose: 'pos_order', order_id: orderId },
-  });
-  return fake.succeed(intent.id).id;
-}
+const cardPayment = async (orderId: string, amountCents: number) =>
+  (await tillCardPayment(t, fake, demo, orderId, amountCents)).id;
 
 const events = (entityId: string, name: string) => t.deps.db.event.findMany({ where: { entityId, name } });
 const wallet = (id: string) => t.deps.db.wallet.findUniqueOrThrow({ where: { id } });
@@ -133,7 +91,7 @@ const backdate = (orderId: string) =>
 describe('opening an order', () => {
   it('when an order names a shift, customer or wallet that is not there, then a documented 4xx and no order', async () => {
     const other = await seedTenant(t.deps);
-    const otherShift = await openShift(other, 0);
+    const otherShift = await shiftOf(other, 0);
     const before = await t.deps.db.order.count({ where: { tenantId: demo.tenant.id } });
     const lines = [product(100)];
     const cases: [object, number, string][] = [
@@ -369,7 +327,7 @@ describe('settling', () => {
 
   it('when the shift closes before the order settles, then settling is 409 shift_closed and voiding still releases the holds', async () => {
     const own = await seedTenant(t.deps);
-    const shift = await openShift(own, 0);
+    const shift = await shiftOf(own, 0);
     const customer = await t.deps.db.customer.create({
       data: { tenantId: own.tenant.id, email: `close-${randomUUID()}@example.com`, firstName: 'C' },
     });
@@ -416,7 +374,7 @@ describe('shift cash', () => {
     const own = await seedTenant(t.deps);
     const staffOf = auth(own.api_keys.staff);
     const managerOf = auth(own.api_keys.manager);
-    const shift = await openShift(own, 1000);
+    const shift = await shiftOf(own, 1000);
 
     const sold = await openOrder([product(700)], shift.shift_id, staffOf);
     const cash = await tender(sold.order_id, { type: 'cash', amount_cents: 700 }, t, staffOf);

@@ -1,21 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import Stripe from 'stripe';
 import type { DemoTenant } from '@booking/db';
-import { generateGiftCardCode, hashGiftCardCode } from '@booking/signing';
 import {
   createBooking,
   createTestApp,
   type FakeStripe,
+  openFundedWallet,
+  openShift,
+  openTillOrder,
+  seedGiftCard,
   seedTenant,
-  startFakeStripe,
-  stopFakeStripe,
+  startStripeTestApp,
+  stopStripeTestApp,
   stripeEnv,
   type TestApp,
+  tillCardPayment,
 } from '@booking/test-kit';
-import { lockWallet } from '../src/locks';
 import { voidAbandonedOrders } from '../src/pos-orders/void-abandoned-orders';
-import { creditWallet } from '../src/wallets/wallet-ledger';
 
 // Retail orders at the till on the real PostgreSQL and Redis, with card tenders checked against
 // the fake Stripe: tenders of every kind, settling, confirming unpaid, voiding, and the races
@@ -25,68 +26,24 @@ let fake: FakeStripe;
 let t: TestApp;
 let demo: DemoTenant;
 let shiftId: string;
-let stripe: Stripe;
 
 const staff = () => ({ Authorization: `Bearer ${demo.api_keys.staff}` });
 const manager = () => ({ Authorization: `Bearer ${demo.api_keys.manager}` });
 
 beforeAll(async () => {
-  fake = await startFakeStripe();
-  t = createTestApp(stripeEnv(fake.url));
-  stripe = t.deps.stripe!;
+  ({ fake, t } = await startStripeTestApp());
   demo = await seedTenant(t.deps);
-  const shift = await request(t.app).post('/api/pos/shifts/open').set(staff()).send({ starting_cash_cents: 10000 });
-  shiftId = shift.body.shift_id;
+  shiftId = await openShift(t, demo, 10000);
 });
-afterAll(async () => {
-  await t.close();
-  await stopFakeStripe(fake);
-});
+afterAll(() => stopStripeTestApp(t, fake));
 
 /** A wallet with `cents` of value and a card token; returns its id and the token's secret. */
-async function fundedWallet(cents: number, currency = 'USD') {
-  const customer = await t.deps.db.customer.create({
-    data: { tenantId: demo.tenant.id, email: `pos-${randomUUID()}@example.com`, firstName: 'Pat' },
-  });
-  const opened = await request(t.app).post('/api/v1/wallets').set(staff()).send({ customer_id: customer.id, currency });
-  const walletId = opened.body.wallet_id as string;
-  if (cents > 0) {
-    await t.deps.db.$transaction(async (tx) => {
-      const wallet = (await lockWallet(tx, { tenantId: demo.tenant.id }, walletId))!;
-      await creditWallet(tx, wallet, { kind: 'fund', source: 'pos_load', amountCents: cents, expiresAt: null });
-    });
-  }
-  const token = await request(t.app).post(`/api/v1/wallets/${walletId}/tokens`).set(staff()).send({ kind: 'card' });
-  return {
-    walletId,
-    customerId: customer.id,
-    secret: token.body.secret as string,
-    tokenId: token.body.token_id as string,
-  };
-}
+const fundedWallet = (cents: number, currency = 'USD') =>
+  openFundedWallet(t, demo, cents, { currency, email: `pos-${randomUUID()}@example.com`, firstName: 'Pat' });
 
-async function giftCard(cents: number) {
-  const code = generateGiftCardCode();
-  const card = await t.deps.db.giftCard.create({
-    data: {
-      tenantId: demo.tenant.id,
-      codeHash: hashGiftCardCode(code),
-      codeLast4: code.slice(-4),
-      currency: 'USD',
-      balanceCents: cents,
-    },
-  });
-  return { code, id: card.id };
-}
+const giftCard = (cents: number) => seedGiftCard(t, demo, cents);
 
-async function openOrder(lines: object[], app: TestApp = t, shift = shiftId) {
-  const res = await request(app.app)
-    .post('/api/pos/orders')
-    .set(staff())
-    .send({ shift_id: shift, currency: 'USD', lines });
-  expect(res.status).toBe(201);
-  return res.body as { order_id: string; total_cents: number };
-}
+const openOrder = (lines: object[], app: TestApp = t, shift = shiftId) => openTillOrder(app, demo, shift, lines);
 
 const product = (unitPriceCents: number, quantity = 1) => ({
   type: 'product',
@@ -100,14 +57,8 @@ const tender = (orderId: string, body: object, app: TestApp = t) =>
   request(app.app).post(`/api/pos/orders/${orderId}/tenders`).set(staff()).send(body);
 
 /** A card payment the till took through Stripe for this order. */
-async function cardPayment(orderId: string, amountCents: number) {
-  const intent = await stripe.paymentIntents.create({
-    amount: amountCents,
-    currency: 'usd',
-    metadata: { tenant_id: demo.tenant.id, purpose: 'pos_order', order_id: orderId },
-  });
-  return fake.succeed(intent.id).id;
-}
+const cardPayment = async (orderId: string, amountCents: number) =>
+  (await tillCardPayment(t, fake, demo, orderId, amountCents)).id;
 
 const events = (entityId: string, name: string) => t.deps.db.event.findMany({ where: { entityId, name } });
 

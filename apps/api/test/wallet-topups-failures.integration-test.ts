@@ -10,9 +10,8 @@ import {
   seedTenant,
   signedDisputeCreatedEvent,
   signedPaymentSucceededEvent,
-  startFakeStripe,
-  stopFakeStripe,
-  stripeEnv,
+  startStripeTestApp,
+  stopStripeTestApp,
   TEST_WEBHOOK_SECRET,
   type TestApp,
 } from '@booking/test-kit';
@@ -30,14 +29,10 @@ let t: TestApp;
 let demo: DemoTenant;
 
 beforeAll(async () => {
-  fake = await startFakeStripe();
-  t = createTestApp(stripeEnv(fake.url));
+  ({ fake, t } = await startStripeTestApp());
   demo = await seedTenant(t.deps);
 });
-afterAll(async () => {
-  await t.close();
-  await stopFakeStripe(fake);
-});
+afterAll(() => stopStripeTestApp(t, fake));
 
 const buyer = () => ({ email: `failures-${randomUUID()}@example.com`, first_name: 'Grace' });
 const body = (amountCents: number) => ({

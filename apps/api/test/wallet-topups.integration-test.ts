@@ -8,11 +8,12 @@ import {
   type FakeStripe,
   seedTenant,
   signedPaymentSucceededEvent,
-  startFakeStripe,
-  stopFakeStripe,
+  startStripeTestApp,
+  stopStripeTestApp,
   stripeEnv,
   TEST_WEBHOOK_SECRET,
   type TestApp,
+  walletTopUp,
 } from '@booking/test-kit';
 import { Queue } from 'bullmq';
 import { LIFECYCLE_QUEUE } from '../src/jobs/lifecycle-queue';
@@ -27,32 +28,15 @@ let t: TestApp;
 let demo: DemoTenant;
 
 beforeAll(async () => {
-  fake = await startFakeStripe();
-  t = createTestApp({ ...stripeEnv(fake.url), RATE_LIMIT_ORDERS_PER_MINUTE: '3' });
+  ({ fake, t } = await startStripeTestApp({ RATE_LIMIT_ORDERS_PER_MINUTE: '3' }));
   demo = await seedTenant(t.deps);
 });
-afterAll(async () => {
-  await t.close();
-  await stopFakeStripe(fake);
-});
+afterAll(() => stopStripeTestApp(t, fake));
 
 const buyer = () => ({ email: `buyer-${randomUUID()}@example.com`, first_name: 'Ada' });
 
-async function topUp(amountCents = 5000, ip = clientIp(), customer = buyer()) {
-  const res = await request(t.app)
-    .post('/api/orders/wallet-topups')
-    .set('X-Forwarded-For', ip)
-    .send({ tenant: demo.tenant.slug, amount_cents: amountCents, currency: 'USD', customer });
-  expect(res.status).toBe(201);
-  return res.body as {
-    order_id: string;
-    wallet_id: string;
-    customer_id: string;
-    payment_intent_id: string;
-    order_token: string;
-    pay_by: string;
-  };
-}
+const topUp = (amountCents = 5000, ip = clientIp(), customer = buyer()) =>
+  walletTopUp(t, demo, amountCents, customer, ip);
 
 const events = (entityId: string, name: string) => t.deps.db.event.findMany({ where: { entityId, name } });
 

@@ -88,3 +88,17 @@ export {
   pendingRecurringMembership,
   type PendingRecurringMembership,
 } from './membership-billing-fixtures';
+// Till orders, online top-ups, wallets and gift cards, on the app pointed at a fake Stripe.
+export {
+  openFundedWallet,
+  openShift,
+  paidWalletTopUp,
+  postWalletTopUp,
+  seedGiftCard,
+  startStripeTestApp,
+  stopStripeTestApp,
+  tillCardPayment,
+  openTillOrder,
+  walletTopUp,
+  type WalletTopUpOrder,
+} from './orders';
