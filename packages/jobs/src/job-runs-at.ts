@@ -22,12 +22,15 @@ export function jobRunsAt(options: { connection: Redis; prefix: string; queueNam
   return {
     async runAt(name, at, key) {
       if (key.includes(':')) throw new Error(`a job run key may not contain ':' (${key})`);
+      // The delay counts from the job's timestamp: both from one clock reading, so it is due at `at` exactly.
+      const now = Date.now();
       await queue.add(
         name,
         {},
         {
           jobId: `${name}-${key}`,
-          delay: Math.max(0, at.getTime() - Date.now()),
+          timestamp: now,
+          delay: Math.max(0, at.getTime() - now),
           attempts: 3,
           backoff: { type: 'exponential', delay: 1000 },
           removeOnComplete: KEEP_COMPLETED,
