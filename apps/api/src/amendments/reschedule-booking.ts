@@ -1,6 +1,7 @@
 import type { Db } from '@booking/db';
 import { AppError, assertBookingAllows } from '@booking/domain';
 import { bookingEventSubject, recordEvent } from '@booking/events';
+import { changeBookedSeats } from '../holds/booked-seats';
 import type { HoldStore } from '../holds/hold-store';
 import { lockBooking, lockSlots } from '../locks';
 import { moveBookingUses } from '../membership-uses/reschedule-uses';
@@ -47,8 +48,8 @@ export async function rescheduleBooking(
     // A membership's visit moves with the booking, into the allowance of the new slot's period.
     await moveBookingUses(tx, booking, to.startsAt);
 
-    await tx.slot.update({ where: { id: booking.slotId }, data: { seatsBooked: { decrement: booking.guestCount } } });
-    await tx.slot.update({ where: { id: to.id }, data: { seatsBooked: { increment: booking.guestCount } } });
+    await changeBookedSeats(tx, deps.holds, booking.slotId, -booking.guestCount);
+    await changeBookedSeats(tx, deps.holds, to.id, booking.guestCount);
     await tx.booking.update({ where: { id: bookingId }, data: { slotId: to.id } });
     await tx.bookingAmendment.create({
       data: {

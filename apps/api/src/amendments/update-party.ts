@@ -2,6 +2,7 @@ import type { Db } from '@booking/db';
 import { AppError, assertBookingAllows } from '@booking/domain';
 import { bookingEventSubject, recordEvent } from '@booking/events';
 import { lockSlotAndCheckSeats } from '../bookings/lock-slot';
+import { changeBookedSeats } from '../holds/booked-seats';
 import type { HoldStore } from '../holds/hold-store';
 import { lockBooking } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
@@ -60,7 +61,7 @@ export async function updateParty(
 
     const amountDeltaCents = guestDelta * booking.unitPriceCents;
     const totalCents = booking.totalCents + amountDeltaCents;
-    await tx.slot.update({ where: { id: booking.slotId }, data: { seatsBooked: { increment: guestDelta } } });
+    await changeBookedSeats(tx, deps.holds, booking.slotId, guestDelta);
     await tx.booking.update({ where: { id: bookingId }, data: { guestCount: request.guest_count, totalCents } });
     await tx.bookingAmendment.create({
       data: {

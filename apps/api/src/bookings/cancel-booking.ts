@@ -2,6 +2,7 @@ import type { Db } from '@booking/db';
 import { assertBookingAllows } from '@booking/domain';
 import { bookingEventSubject, recordEvent } from '@booking/events';
 import { returnGiftCardPart } from '../gift-cards/return-gift-card-part';
+import { changeBookedSeats } from '../holds/booked-seats';
 import type { HoldStore } from '../holds/hold-store';
 import { lockBooking } from '../locks';
 import { releaseBookingUses } from '../membership-uses/booking-uses';
@@ -16,7 +17,7 @@ export async function cancelBooking(deps: { db: Db; holds: HoldStore }, operator
     const booking = await lockBooking(tx, bookingId, { tenantId: operator.tenantId });
     assertBookingAllows(booking.status, 'cancel');
     if (booking.status === 'confirmed') {
-      await tx.slot.update({ where: { id: booking.slotId }, data: { seatsBooked: { decrement: booking.guestCount } } });
+      await changeBookedSeats(tx, deps.holds, booking.slotId, -booking.guestCount);
     } else {
       // Never confirmed, so its gift card part paid for nothing: it goes back on the card. (A
       // confirmed booking's cancellation refunds nothing, as the spec says.)

@@ -1,5 +1,7 @@
 import type { Tx } from '@booking/db';
 import { bookingEventSubject, recordEvent } from '@booking/events';
+import { changeBookedSeats } from '../holds/booked-seats';
+import type { HoldStore } from '../holds/hold-store';
 
 export interface ConfirmableBooking {
   id: string;
@@ -16,16 +18,19 @@ export interface ConfirmableBooking {
 /**
  * The confirmation step shared by every way a booking gets paid (full gift card, provider
  * payment, cash). The caller holds the slot row lock and has checked that the seats fit: the
- * seats move into slots.seats_booked, the booking becomes `confirmed`, and booking.confirmed is
+ * seats move from the booking's hold into slots.seats_booked (in one step for Redis, so no replica
+ * counts them twice or not at all), the booking becomes `confirmed`, and booking.confirmed is
  * recorded in the same transaction.
  */
 export async function confirmBooking(
   tx: Tx,
+  holds: HoldStore,
   booking: ConfirmableBooking,
+  hold: { id: string; seats: number },
   payment: { method: 'card' | 'gift_card' | 'cash' | 'membership'; netPaidCents: number },
 ): Promise<void> {
   await tx.booking.update({ where: { id: booking.id }, data: { status: 'confirmed' } });
-  await tx.slot.update({ where: { id: booking.slotId }, data: { seatsBooked: { increment: booking.guestCount } } });
+  await changeBookedSeats(tx, holds, booking.slotId, booking.guestCount, hold);
   await recordEvent(tx, {
     tenantId: booking.tenantId,
     name: 'booking.confirmed',

@@ -2,6 +2,8 @@ import type { Config } from '@booking/config';
 import type { Db, Tx } from '@booking/db';
 import { AppError, assertBookingAllows } from '@booking/domain';
 import { bookingEventSubject, recordEvent } from '@booking/events';
+import { changeBookedSeats } from '../holds/booked-seats';
+import type { HoldStore } from '../holds/hold-store';
 import { lockBooking, lockSlot, lockSucceededPayments, type LockedBooking } from '../locks';
 import { releaseBookingUses } from '../membership-uses/booking-uses';
 import type { Operator } from '../operators/api-key-auth';
@@ -23,7 +25,7 @@ import { issueGiftCard } from './issue-gift-card';
  * tracks cancellations subscribes to both.
  */
 export async function reissueGiftCard(
-  deps: { db: Db; config: Config },
+  deps: { db: Db; holds: HoldStore; config: Config },
   operator: Operator,
   bookingId: string,
 ): Promise<ReissueGiftCardResponse> {
@@ -34,7 +36,7 @@ export async function reissueGiftCard(
     const paidCents = await lockPaidAmount(tx, booking);
     if (paidCents <= 0) throw new AppError('booking_not_refundable', 'nothing was paid for this booking');
 
-    await tx.slot.update({ where: { id: booking.slotId }, data: { seatsBooked: { decrement: booking.guestCount } } });
+    await changeBookedSeats(tx, deps.holds, booking.slotId, -booking.guestCount);
     const card = await issueGiftCard(tx, {
       tenantId: operator.tenantId,
       amountCents: paidCents,

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { BOOKED, CONVERT, COUNT, PLACE, RELEASE } from './hold-scripts';
 
 /** A hold as Redis keeps it. Times are milliseconds since epoch, on Redis's clock. */
 export interface Hold {
@@ -13,109 +14,128 @@ export interface Hold {
   bookingId: string | null;
 }
 
-// Holds live in two places:
-// - `holds:slot:<slotId>`: a sorted set of `<holdId>:<seats>` scored by expiry, which is what
-//   capacity counts. Members past their score are dead, whatever Redis has swept yet.
-// - `holds:<holdId>`: the hold's record, kept a day past expiry so that converting an expired
-//   hold can answer 410 hold_expired rather than 404 hold_not_found.
-// A hold that became a `held` booking stays in the set, shrunk to the booked guests: it keeps
-// the booking's seats until it expires, and is removed when the booking is confirmed (its seats
-// then count in slots.seats_booked) or cancelled.
-// Scripts read the time from Redis so every API replica agrees on when a hold expires.
-const NOW_MS = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-`;
+/** What a hold needs to know of its slot, read from PostgreSQL when Redis has no mirror of it. */
+export interface SlotSnapshot {
+  capacity: number;
+  seatsBooked: number;
+  experienceId: string;
+  tenantId: string;
+  startsAt: Date;
+  minPartySize: number;
+  maxPartySize: number;
+}
 
-const SUM_LIVE = `
-local function live_seats(key, now, except)
-  local total = 0
-  for _, member in ipairs(redis.call('ZRANGEBYSCORE', key, '(' .. now, '+inf')) do
-    local id, seats = string.match(member, '^(.*):(%d+)$')
-    if id ~= except then total = total + tonumber(seats) end
-  end
-  return total
-end
-`;
+export type PlaceOutcome =
+  | { outcome: 'placed' | 'existed'; expiresAt: number }
+  | { outcome: 'slot_not_found' | 'experience_mismatch' | 'started' | 'full' }
+  | { outcome: 'party_size'; minPartySize: number; maxPartySize: number };
 
-// KEYS: slot set, hold record. ARGV: hold id, seats, seats available outside holds, ttl ms,
-// record ttl s, tenant, experience, slot. A hold id that already has a record was placed by an
-// earlier run of the same request (ids of retried requests are derived from their key): that
-// hold is the answer, and nothing is added.
-const PLACE = `${NOW_MS}${SUM_LIVE}
-local existing = redis.call('HGET', KEYS[2], 'expires')
-if existing then return {2, tonumber(existing)} end
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local seats = tonumber(ARGV[2])
-if live_seats(KEYS[1], now, '') + seats > tonumber(ARGV[3]) then return {0, 0} end
-local expires = now + tonumber(ARGV[4])
-redis.call('ZADD', KEYS[1], expires, ARGV[1] .. ':' .. ARGV[2])
-if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[4]) then redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[4]) + 1000) end
-redis.call('HSET', KEYS[2], 'tenant', ARGV[6], 'experience', ARGV[7], 'slot', ARGV[8], 'seats', seats, 'expires', expires)
-redis.call('EXPIRE', KEYS[2], tonumber(ARGV[5]))
-return {1, expires}
-`;
-
-// KEYS: slot sets. ARGV[1]: a hold id to leave out of the count (or '').
-const COUNT = `${NOW_MS}${SUM_LIVE}
-local totals = {}
-for i, key in ipairs(KEYS) do totals[i] = live_seats(key, now, ARGV[1]) end
-return totals
-`;
-
-// KEYS: slot set, hold record. ARGV: hold id, seats held, seats booked, booking id.
-const CONVERT = `
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1] .. ':' .. ARGV[2])
-redis.call('HSET', KEYS[2], 'booking', ARGV[4], 'seats', ARGV[3])
-if score then
-  redis.call('ZREM', KEYS[1], ARGV[1] .. ':' .. ARGV[2])
-  redis.call('ZADD', KEYS[1], score, ARGV[1] .. ':' .. ARGV[3])
-end
-return 1
-`;
+/**
+ * How long a slot's mirror lives in Redis. Changes of booked seats reach it at once; other changes
+ * of the slot, its experience or tenant made in PostgreSQL (capacity, publishing, party sizes)
+ * reach holds within this time.
+ */
+export const SLOT_MIRROR_TTL_MS = 30_000;
 
 const RECORD_GRACE_SECONDS = 24 * 60 * 60;
 
 const slotKey = (slotId: string) => `holds:slot:${slotId}`;
+const totalKey = (slotId: string) => `holds:slot:${slotId}:seats`;
 const holdKey = (holdId: string) => `holds:${holdId}`;
+const mirrorKey = (slotId: string) => `slots:${slotId}`;
+
+type Script = (keys: string[], args: (string | number)[]) => Promise<unknown>;
+
+/**
+ * Registers a script with ioredis, which then runs it by its SHA (EVALSHA) and sends the source
+ * only when the server does not know it yet (after a restart or a failover).
+ */
+function script(redis: Redis, name: string, lua: string): Script {
+  if (!(name in redis)) redis.defineCommand(name, { lua });
+  const run = (redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[name]!;
+  return (keys, args) => run.call(redis, keys.length, ...keys, ...args);
+}
 
 export class HoldStore {
+  private readonly scripts: Record<'place' | 'count' | 'convert' | 'release' | 'booked', Script>;
+
   constructor(
     private readonly redis: Redis,
     private readonly ttlSeconds: number,
     private readonly logger?: Pick<Logger, 'warn'>,
-  ) {}
+  ) {
+    this.scripts = {
+      place: script(redis, 'holdPlace', PLACE),
+      count: script(redis, 'holdCount', COUNT),
+      convert: script(redis, 'holdConvert', CONVERT),
+      release: script(redis, 'holdRelease', RELEASE),
+      booked: script(redis, 'holdBooked', BOOKED),
+    };
+  }
 
   /**
-   * Atomically adds a hold if the slot's live holds plus `seats` fit in `seatsAvailable` (capacity
-   * less booked seats). Returns its expiry (`existed` when a hold with this id was already
-   * placed, which then stays as it was), or null when the seats are not there.
+   * Atomically adds a hold if the slot's live holds plus its seats fit beside the slot's booked
+   * seats, after checking the hold against the slot (experience, party size, start). Redis
+   * answers from its mirror of the slot; when it has none, `readSlot` reads the slot from
+   * PostgreSQL (null: no such open slot) and the mirror is filled on the way.
    */
   async place(
-    hold: Omit<Hold, 'expiresAt' | 'bookingId'>,
-    seatsAvailable: number,
-  ): Promise<{ expiresAt: number; existed: boolean } | null> {
-    const [placed, expiresAt] = (await this.redis.eval(
-      PLACE,
-      2,
-      slotKey(hold.slotId),
-      holdKey(hold.id),
+    hold: { id: string; experienceId: string; slotId: string; seats: number },
+    readSlot: () => Promise<SlotSnapshot | null>,
+  ): Promise<PlaceOutcome> {
+    const keys = [slotKey(hold.slotId), totalKey(hold.slotId), holdKey(hold.id), mirrorKey(hold.slotId)];
+    const args = [
       hold.id,
       hold.seats,
-      seatsAvailable,
       this.ttlSeconds * 1000,
       this.ttlSeconds + RECORD_GRACE_SECONDS,
-      hold.tenantId,
       hold.experienceId,
       hold.slotId,
-    )) as [number, number];
-    return placed === 0 ? null : { expiresAt, existed: placed === 2 };
+      SLOT_MIRROR_TTL_MS,
+    ];
+    let answer = (await this.scripts.place(keys, args)) as number[];
+    if (answer[0] === -1) {
+      const slot = await readSlot();
+      if (!slot) return { outcome: 'slot_not_found' };
+      const snapshot = [
+        slot.capacity,
+        slot.seatsBooked,
+        slot.experienceId,
+        slot.tenantId,
+        slot.startsAt.getTime(),
+        slot.minPartySize,
+        slot.maxPartySize,
+      ];
+      answer = (await this.scripts.place(keys, [...args, ...snapshot])) as number[];
+    }
+    const [code, a = 0, b = 0] = answer;
+    switch (code) {
+      case 1:
+        return { outcome: 'placed', expiresAt: a };
+      case 2:
+        return { outcome: 'existed', expiresAt: a };
+      case 0:
+        return { outcome: 'full' };
+      case -2:
+        return { outcome: 'experience_mismatch' };
+      case -3:
+        return { outcome: 'party_size', minPartySize: a, maxPartySize: b };
+      case -4:
+        return { outcome: 'started' };
+      default:
+        // The mirror vanished between the snapshot and the script (it only ever does by expiry).
+        return { outcome: 'slot_not_found' };
+    }
   }
 
   /** Seats held by live holds, per slot, optionally leaving one hold out. */
   async liveSeats(slotIds: string[], exceptHoldId = ''): Promise<Map<string, number>> {
     if (slotIds.length === 0) return new Map();
-    const totals = (await this.redis.eval(COUNT, slotIds.length, ...slotIds.map(slotKey), exceptHoldId)) as number[];
+    const keys = slotIds.flatMap((id) => [slotKey(id), totalKey(id)]);
+    const totals = (await this.scripts.count(
+      [...keys, holdKey(exceptHoldId || 'none')],
+      [slotIds.length, exceptHoldId],
+    )) as number[];
     return new Map(slotIds.map((id, i) => [id, totals[i] ?? 0]));
   }
 
@@ -144,21 +164,31 @@ export class HoldStore {
    * booked guests, handing the other seats back at once.
    */
   async convert(hold: Hold, bookingId: string, guestCount: number): Promise<void> {
-    await this.redis.eval(
-      CONVERT,
-      2,
-      slotKey(hold.slotId),
-      holdKey(hold.id),
-      hold.id,
-      hold.seats,
-      guestCount,
-      bookingId,
+    await this.scripts.convert(
+      [slotKey(hold.slotId), totalKey(hold.slotId), holdKey(hold.id)],
+      [hold.id, hold.seats, guestCount, bookingId],
     );
   }
 
-  /** Stops a hold counting: its booking was confirmed (seats now in seats_booked) or cancelled. */
+  /** Stops a hold counting: its booking was cancelled, or its hold is no longer wanted. */
   async release(slotId: string, holdId: string, seats: number): Promise<void> {
-    await this.redis.multi().zrem(slotKey(slotId), `${holdId}:${seats}`).del(holdKey(holdId)).exec();
+    await this.scripts.release([slotKey(slotId), totalKey(slotId), holdKey(holdId)], [holdId, seats]);
+  }
+
+  /**
+   * The slot's seats_booked changed to `seatsBooked` (the caller holds the slot row lock and has
+   * not committed yet); when the seats came from a hold, the hold stops counting in the same
+   * step, so a hold placed meanwhile sees the seats in one place, never in both or neither.
+   */
+  async seatsBooked(slotId: string, seatsBooked: number, fromHold?: { id: string; seats: number }): Promise<void> {
+    if (!fromHold) {
+      await this.scripts.booked([mirrorKey(slotId)], [seatsBooked, SLOT_MIRROR_TTL_MS]);
+      return;
+    }
+    await this.scripts.release(
+      [slotKey(slotId), totalKey(slotId), holdKey(fromHold.id), mirrorKey(slotId)],
+      [fromHold.id, fromHold.seats, seatsBooked, SLOT_MIRROR_TTL_MS],
+    );
   }
 
   /**

@@ -1,62 +1,80 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Db } from '@booking/db';
 import { AppError } from '@booking/domain';
-import { shareSlot } from '../locks';
 import type { HoldRequest, HoldResponse } from './hold-schemas';
-import type { HoldStore } from './hold-store';
+import type { HoldStore, SlotSnapshot } from './hold-store';
 
 /**
  * Places a soft hold on seats of a future slot of a published experience.
  *
- * The capacity check spans PostgreSQL (seats of confirmed bookings) and Redis (live holds,
- * including those of held bookings). Reading the slot row FOR SHARE while the Redis script runs
- * keeps the two consistent: a confirmation moves a hold's seats into seats_booked under the
- * row's FOR NO KEY UPDATE lock, which this shared lock waits for, so a hold placed here never
- * sees the seats in neither place. Concurrent holds do not block each other: shared locks
- * coexist and the Redis script is atomic.
+ * The whole decision is one Redis script (HoldStore.place): the slot's mirror (capacity, seats
+ * booked, experience, party sizes, start), the running total of its live holds, and the new hold,
+ * atomically, so replicas racing for the last seats cannot both get them. PostgreSQL is read only
+ * when Redis has no mirror of the slot. Changes of booked seats write the mirror under the slot
+ * row lock before they commit (booked-seats.ts), and every booking re-checks its seats against
+ * PostgreSQL under that lock, so a mirror that is briefly off can cost a booking a 409, never
+ * oversell the slot.
  */
 export async function placeHold(
   deps: { db: Db; holds: HoldStore },
   request: HoldRequest,
   idempotencyRef?: string,
 ): Promise<{ hold: HoldResponse; replayed: boolean }> {
-  const slot = await deps.db.slot.findUnique({
-    where: { id: request.slot_id },
-    select: {
-      experienceId: true,
-      startsAt: true,
-      experience: {
-        select: {
-          tenantId: true,
-          published: true,
-          minPartySize: true,
-          maxPartySize: true,
-          tenant: { select: { published: true } },
-        },
-      },
-    },
-  });
-  if (!slot || !slot.experience.published || !slot.experience.tenant.published) throw new AppError('slot_not_found');
-  if (slot.experienceId !== request.experience_id) {
-    throw new AppError('experience_slot_mismatch', 'slot_id does not belong to experience_id');
-  }
-  const { minPartySize, maxPartySize, tenantId } = slot.experience;
-  if (request.seats < minPartySize || request.seats > maxPartySize) {
-    throw new AppError('invalid_guest_count', { min_party_size: minPartySize, max_party_size: maxPartySize });
-  }
-  if (slot.startsAt.getTime() <= Date.now()) throw new AppError('slot_unavailable', 'the slot has already started');
-
   const holdId = idempotencyRef === undefined ? randomUUID() : holdIdOf(idempotencyRef);
-  const placed = await deps.db.$transaction(async (tx) => {
-    const row = (await shareSlot(tx, request.slot_id))!;
-    const available = row.capacity - row.seatsBooked;
-    return deps.holds.place(
-      { id: holdId, tenantId, experienceId: request.experience_id, slotId: request.slot_id, seats: request.seats },
-      available,
-    );
-  });
-  if (placed === null) throw new AppError('insufficient_capacity', 'the slot cannot supply that many seats');
-  return { hold: { hold_id: holdId, expires_at: new Date(placed.expiresAt).toISOString() }, replayed: placed.existed };
+  const placed = await deps.holds.place(
+    { id: holdId, experienceId: request.experience_id, slotId: request.slot_id, seats: request.seats },
+    () => readOpenSlot(deps.db, request.slot_id),
+  );
+  switch (placed.outcome) {
+    case 'placed':
+    case 'existed':
+      return {
+        hold: { hold_id: holdId, expires_at: new Date(placed.expiresAt).toISOString() },
+        replayed: placed.outcome === 'existed',
+      };
+    case 'slot_not_found':
+      throw new AppError('slot_not_found');
+    case 'experience_mismatch':
+      throw new AppError('experience_slot_mismatch', 'slot_id does not belong to experience_id');
+    case 'party_size':
+      throw new AppError('invalid_guest_count', {
+        min_party_size: placed.minPartySize,
+        max_party_size: placed.maxPartySize,
+      });
+    case 'started':
+      throw new AppError('slot_unavailable', 'the slot has already started');
+    case 'full':
+      throw new AppError('insufficient_capacity', 'the slot cannot supply that many seats');
+  }
+}
+
+/** The slot as a hold needs it, if its experience and tenant are published; one statement. */
+async function readOpenSlot(db: Db, slotId: string): Promise<SlotSnapshot | null> {
+  const [slot] = await db.$queryRaw<
+    {
+      capacity: number;
+      seats_booked: number;
+      experience_id: string;
+      tenant_id: string;
+      starts_at: Date;
+      min_party_size: number;
+      max_party_size: number;
+    }[]
+  >`
+    SELECT s.capacity, s.seats_booked, s.experience_id, s.tenant_id, s.starts_at, e.min_party_size, e.max_party_size
+    FROM slots s JOIN experiences e ON e.id = s.experience_id JOIN tenants t ON t.id = s.tenant_id
+    WHERE s.id = ${slotId}::uuid AND e.published AND t.published`;
+  return slot
+    ? {
+        capacity: slot.capacity,
+        seatsBooked: slot.seats_booked,
+        experienceId: slot.experience_id,
+        tenantId: slot.tenant_id,
+        startsAt: new Date(slot.starts_at),
+        minPartySize: slot.min_party_size,
+        maxPartySize: slot.max_party_size,
+      }
+    : null;
 }
 
 /**

@@ -24,6 +24,6 @@ export {
   type LockedMembership,
 } from './membership-lock';
 export { lockOrder, lockOrderByPaymentIntent, lockOrderUnlessBusy, type LockedOrder } from './order-lock';
-export { lockSlot, lockSlots, shareSlot, type LockedSlot } from './slot-locks';
+export { lockSlot, lockSlots, type LockedSlot } from './slot-locks';
 export { ANY_TENANT, type TenantScope } from './tenant-scope';
 export { lockWallet, lockWallets, lockWalletUnlessBusy, type LockedWallet } from './wallet-locks';

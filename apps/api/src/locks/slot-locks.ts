@@ -42,18 +42,3 @@ export async function lockSlots(tx: Tx, tenantId: string, slotIds: string[]): Pr
 export async function lockSlot(tx: Tx, tenantId: string, slotId: string): Promise<LockedSlot | undefined> {
   return (await lockSlots(tx, tenantId, [slotId])).get(slotId);
 }
-
-/**
- * Share-locks a slot while a hold is placed: holds of one slot run side by side, and a booking
- * (which takes the slot FOR NO KEY UPDATE) waits for them, so no hold is counted against seats
- * that a commit is moving into seats_booked at the same moment.
- */
-export async function shareSlot(
-  tx: Tx,
-  slotId: string,
-): Promise<{ capacity: number; seatsBooked: number } | undefined> {
-  claimLock(tx, 'slot');
-  const [slot] = await tx.$queryRaw<{ capacity: number; seats_booked: number }[]>`
-    SELECT capacity, seats_booked FROM slots WHERE id = ${slotId}::uuid FOR SHARE`;
-  return slot && { capacity: slot.capacity, seatsBooked: slot.seats_booked };
-}

@@ -65,10 +65,13 @@ export async function handlePaymentSucceeded(deps: Deps, eventId: string, intent
       await tx.booking.update({ where: { id: bookingId }, data: { reviewReason: reason } });
       return { kind: 'refund', bookingId };
     }
-    await confirmBooking(tx, booking, { method: 'card', netPaidCents: paidCents + booking.giftCardAppliedCents });
-    // Its seats now count in seats_booked; still under the slot lock, the hold stops counting
-    // them, so no replica ever counts them twice (and refuses or refunds another booking for it).
-    await deps.holds.release(booking.slotId, booking.holdId, booking.guestCount);
+    await confirmBooking(
+      tx,
+      deps.holds,
+      booking,
+      { id: booking.holdId, seats: booking.guestCount },
+      { method: 'card', netPaidCents: paidCents + booking.giftCardAppliedCents },
+    );
     return { kind: 'confirmed', booking };
   });
 

@@ -51,13 +51,13 @@ export async function recordCashPayment(
         shiftId,
       },
     });
-    await confirmBooking(tx, booking, {
-      method: 'cash',
-      netPaidCents: request.amount_cents + booking.giftCardAppliedCents,
-    });
-    // The seats now count in seats_booked; still under the slot lock, the hold stops counting
-    // them, so no replica ever counts them twice.
-    await deps.holds.release(booking.slotId, booking.holdId, booking.guestCount);
+    await confirmBooking(
+      tx,
+      deps.holds,
+      booking,
+      { id: booking.holdId, seats: booking.guestCount },
+      { method: 'cash', netPaidCents: request.amount_cents + booking.giftCardAppliedCents },
+    );
     return {
       booking_id: booking.id,
       status: 'confirmed',

@@ -77,7 +77,7 @@ export async function recordProviderAnswer(
     const settled = await deps.db.$transaction(async (tx) => {
       // The refund was reserved for this booking in its tenant already.
       const booking = await lockBooking(tx, bookingId, ANY_TENANT);
-      return settleRefund(tx, booking, refundId, answer);
+      return settleRefund(tx, deps.holds, booking, refundId, answer);
     });
     if (settled.release)
       await deps.holds.releaseAfterCommit(settled.release.slotId, settled.release.holdId, settled.release.seats);

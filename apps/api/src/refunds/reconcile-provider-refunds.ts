@@ -30,7 +30,7 @@ export async function reconcileProviderRefunds(deps: Deps, event: ProviderRefund
     if (first === 0) return [];
     const found: HoldRelease[] = [];
     for (const refund of refunds) {
-      const release = await reconcileOne(tx, refund, chargeIntent);
+      const release = await reconcileOne(tx, deps.holds, refund, chargeIntent);
       if (release) found.push(release);
     }
     return found;
@@ -59,6 +59,7 @@ async function findOurRefund(tx: Tx, providerRefund: Stripe.Refund) {
  */
 export async function settleOurRefund(
   tx: Tx,
+  holds: HoldStore,
   ours: { id: string; bookingId: string },
   providerRefund: Stripe.Refund,
 ): Promise<HoldRelease | null> {
@@ -72,17 +73,18 @@ export async function settleOurRefund(
     return null;
   }
   // A refund that is no longer pending has been settled already: nothing moves twice.
-  return (await settleRefund(tx, booking, ours.id, outcome)).release;
+  return (await settleRefund(tx, holds, booking, ours.id, outcome)).release;
 }
 
 async function reconcileOne(
   tx: Tx,
+  holds: HoldStore,
   providerRefund: Stripe.Refund,
   chargeIntent: string | null,
 ): Promise<HoldRelease | null> {
   const outcome = providerOutcome(providerRefund);
   const ours = await findOurRefund(tx, providerRefund);
-  if (ours) return settleOurRefund(tx, ours, providerRefund);
+  if (ours) return settleOurRefund(tx, holds, ours, providerRefund);
   // Our metadata, but not a refund of this database: not ours to book. Automatic refunds of
   // payments that could not buy their seats are booked by refundForReview itself.
   if (providerRefund.metadata?.refund_id || providerRefund.metadata?.automatic || outcome.status === 'failed')
@@ -116,7 +118,7 @@ async function reconcileOne(
     });
     return null;
   }
-  return bookSucceededRefund(tx, booking, {
+  return bookSucceededRefund(tx, holds, booking, {
     id: refund.id,
     paymentId: payment.id,
     amountCents: refund.amountCents,

@@ -37,7 +37,7 @@ export async function reconcileRefund(deps: Deps, operator: Operator, refundId: 
 
   const found = await findAtProvider(stripe, paymentIntentId, refund);
   if (found) {
-    const release = await deps.db.$transaction((tx) => settleOurRefund(tx, refund, found));
+    const release = await deps.db.$transaction((tx) => settleOurRefund(tx, deps.holds, refund, found));
     if (release) await deps.holds.releaseAfterCommit(release.slotId, release.holdId, release.seats);
     return refundView(deps.db, refund.id);
   }

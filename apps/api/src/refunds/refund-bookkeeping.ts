@@ -1,5 +1,7 @@
 import type { Tx } from '@booking/db';
 import { bookingEventSubject, recordEvent } from '@booking/events';
+import { changeBookedSeats } from '../holds/booked-seats';
+import type { HoldStore } from '../holds/hold-store';
 import { lockRefund, type LockedBooking } from '../locks';
 import { releaseBookingUses } from '../membership-uses/booking-uses';
 
@@ -19,6 +21,7 @@ export type FinalOutcome = { status: 'succeeded' | 'failed'; providerRefundId?: 
  */
 export async function settleRefund(
   tx: Tx,
+  holds: HoldStore,
   booking: LockedBooking,
   refundId: string,
   outcome: FinalOutcome,
@@ -38,7 +41,7 @@ export async function settleRefund(
     });
     return { settled: true, release: null };
   }
-  const release = await bookSucceededRefund(tx, booking, { ...refund, raiseRefundedCentsBy: 0 });
+  const release = await bookSucceededRefund(tx, holds, booking, { ...refund, raiseRefundedCentsBy: 0 });
   return { settled: true, release };
 }
 
@@ -51,6 +54,7 @@ export async function settleRefund(
  */
 export async function bookSucceededRefund(
   tx: Tx,
+  holds: HoldStore,
   booking: LockedBooking,
   refund: {
     id: string;
@@ -116,15 +120,10 @@ export async function bookSucceededRefund(
     cardPayments.every(fullyRefunded) &&
     !(await paidOtherwise(tx, booking.id))
   ) {
-    // Seats go back: a confirmed booking's are in seats_booked (this UPDATE takes the slot row
+    // Seats go back: a confirmed booking's are in seats_booked (the UPDATE takes the slot row
     // lock); a held booking's are its hold's, dropped after the commit. A cancelled booking gave
     // them back already.
-    if (booking.status === 'confirmed') {
-      await tx.slot.update({
-        where: { id: booking.slotId },
-        data: { seatsBooked: { decrement: booking.guestCount } },
-      });
-    }
+    if (booking.status === 'confirmed') await changeBookedSeats(tx, holds, booking.slotId, -booking.guestCount);
     if (booking.status === 'held') {
       release = { slotId: booking.slotId, holdId: booking.holdId, seats: booking.guestCount };
     }

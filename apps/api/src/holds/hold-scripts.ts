@@ -1,0 +1,151 @@
+// The Redis side of seat holds. Per slot:
+// - `holds:slot:<slotId>`: a sorted set of `<holdId>:<seats>` scored by expiry. Members past their
+//   score are dead, whatever has been swept yet.
+// - `holds:slot:<slotId>:seats`: the running total of the seats in that set, kept by every script
+//   that adds, shrinks or removes a member. It is what capacity reads, so a check costs the same
+//   with 0 or 50,000 live holds on the slot; expired members are swept (and taken off the total) as
+//   they are met, so each hold is swept once over its life. A total that is missing (a set written
+//   before totals existed, or a key lost) is counted again once from the set.
+// - `slots:<slotId>`: the slot as a hold needs it (capacity, seats booked, experience, tenant, start,
+//   party sizes), mirrored from PostgreSQL for SLOT_MIRROR_TTL so a hold makes no PostgreSQL round
+//   trip. Every change of seats_booked writes the new figure here under the slot row's lock, before
+//   its commit (booked-seats.ts); a snapshot read from PostgreSQL only fills fields that are absent,
+//   so it never overwrites the newer figure of a change that committed after the read.
+// - `holds:<holdId>`: the hold's record, kept a day past expiry so that converting an expired hold
+//   can answer 410 hold_expired rather than 404 hold_not_found.
+// A hold that became a `held` booking stays in the set, shrunk to the booked guests: it keeps the
+// booking's seats until it expires, and is removed when the booking is confirmed (its seats then
+// count in seats_booked) or cancelled.
+// Scripts read the time from Redis so every API replica agrees on when a hold expires.
+
+const NOW_MS = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+`;
+
+const HELD_SEATS = `
+local function seats_of(member) return tonumber(string.match(member, ':(%d+)$')) end
+
+-- The live seats of a slot's set, sweeping expired members off it and off the total.
+local function held_seats(set, total, now)
+  local held = redis.call('GET', total)
+  local changed = false
+  if held then
+    held = tonumber(held)
+  else
+    held = 0
+    for _, member in ipairs(redis.call('ZRANGE', set, 0, -1)) do held = held + seats_of(member) end
+    changed = true
+  end
+  while true do
+    local dead = redis.call('ZRANGEBYSCORE', set, '-inf', now, 'LIMIT', 0, 500)
+    if #dead == 0 then break end
+    for _, member in ipairs(dead) do held = held - seats_of(member) end
+    redis.call('ZREM', set, unpack(dead))
+    changed = true
+  end
+  return held, changed
+end
+
+-- The total lives exactly as long as its set.
+local function store_total(set, total, held)
+  local ttl = redis.call('PTTL', set)
+  if ttl > 0 then redis.call('SET', total, held, 'PX', ttl) else redis.call('DEL', total) end
+end
+`;
+
+const SET_BOOKED = `
+local function set_booked(mirror, booked, ttl)
+  redis.call('HSET', mirror, 'booked', booked)
+  if redis.call('PTTL', mirror) < 0 then redis.call('PEXPIRE', mirror, ttl) end
+end
+`;
+
+/** The mirrored slot's fields, in the order PLACE takes a snapshot of them. */
+export const SLOT_FIELDS = ['capacity', 'booked', 'experience', 'tenant', 'starts', 'min', 'max'] as const;
+
+// KEYS: set, total, record, slot mirror. ARGV: hold id, seats, ttl ms, record ttl s, experience
+// id, slot id, mirror ttl ms, then optionally a snapshot of the slot (SLOT_FIELDS) read from
+// PostgreSQL.
+// A hold id that already has a record was placed by an earlier run of the same request (ids of
+// retried requests are derived from their key): that hold is the answer, and nothing is added.
+// Answers: {1, expires} placed; {2, expires} placed before; {0} no room; {-1} no mirror (read
+// the slot and call again with it); {-2} other experience; {-3, min, max} party size; {-4} started.
+export const PLACE = `${NOW_MS}${HELD_SEATS}
+local existing = redis.call('HGET', KEYS[3], 'expires')
+if existing then return {2, tonumber(existing)} end
+local fields = {${SLOT_FIELDS.map((field) => `'${field}'`).join(', ')}}
+if ARGV[8] then
+  for i, field in ipairs(fields) do redis.call('HSETNX', KEYS[4], field, ARGV[7 + i]) end
+  if redis.call('PTTL', KEYS[4]) < 0 then redis.call('PEXPIRE', KEYS[4], tonumber(ARGV[7])) end
+end
+local slot = redis.call('HMGET', KEYS[4], unpack(fields))
+if not slot[1] then return {-1} end
+if slot[3] ~= ARGV[5] then return {-2} end
+local seats = tonumber(ARGV[2])
+local min, max = tonumber(slot[6]), tonumber(slot[7])
+if seats < min or seats > max then return {-3, min, max} end
+if tonumber(slot[5]) <= now then return {-4} end
+local held = held_seats(KEYS[1], KEYS[2], now)
+if held + seats + tonumber(slot[2]) > tonumber(slot[1]) then
+  store_total(KEYS[1], KEYS[2], held)
+  return {0}
+end
+local ttl = tonumber(ARGV[3])
+local expires = now + ttl
+redis.call('ZADD', KEYS[1], expires, ARGV[1] .. ':' .. seats)
+if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl + 1000) end
+store_total(KEYS[1], KEYS[2], held + seats)
+redis.call('HSET', KEYS[3], 'tenant', slot[4], 'experience', ARGV[5], 'slot', ARGV[6], 'seats', seats, 'expires', expires)
+redis.call('EXPIRE', KEYS[3], tonumber(ARGV[4]))
+return {1, expires}
+`;
+
+// KEYS: set and total of each slot, then the record of the hold to leave out (or any key).
+// ARGV: number of slots, hold id to leave out (or '').
+export const COUNT = `${NOW_MS}${HELD_SEATS}
+local n = tonumber(ARGV[1])
+local except_seats = nil
+if ARGV[2] ~= '' then except_seats = redis.call('HGET', KEYS[2 * n + 1], 'seats') end
+local totals = {}
+for i = 1, n do
+  local set, total = KEYS[2 * i - 1], KEYS[2 * i]
+  local held, changed = held_seats(set, total, now)
+  if changed then store_total(set, total, held) end
+  -- Every member left in the set is live.
+  if except_seats and redis.call('ZSCORE', set, ARGV[2] .. ':' .. except_seats) then
+    held = held - tonumber(except_seats)
+  end
+  totals[i] = held
+end
+return totals
+`;
+
+// KEYS: set, total, record. ARGV: hold id, seats held, seats booked, booking id.
+export const CONVERT = `
+redis.call('HSET', KEYS[3], 'booking', ARGV[4], 'seats', ARGV[3])
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1] .. ':' .. ARGV[2])
+if score then
+  redis.call('ZREM', KEYS[1], ARGV[1] .. ':' .. ARGV[2])
+  redis.call('ZADD', KEYS[1], score, ARGV[1] .. ':' .. ARGV[3])
+  if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('DECRBY', KEYS[2], tonumber(ARGV[2]) - tonumber(ARGV[3])) end
+end
+return 1
+`;
+
+// KEYS: set, total, record, and the slot mirror when the seats went into seats_booked. ARGV:
+// hold id, seats, then the slot's new seats_booked and the mirror ttl ms when they did.
+export const RELEASE = `${SET_BOOKED}
+if redis.call('ZREM', KEYS[1], ARGV[1] .. ':' .. ARGV[2]) == 1 and redis.call('EXISTS', KEYS[2]) == 1 then
+  redis.call('DECRBY', KEYS[2], tonumber(ARGV[2]))
+end
+redis.call('DEL', KEYS[3])
+if ARGV[3] then set_booked(KEYS[4], ARGV[3], tonumber(ARGV[4])) end
+return 1
+`;
+
+// KEYS: slot mirror. ARGV: the slot's new seats_booked, mirror ttl ms.
+export const BOOKED = `${SET_BOOKED}
+set_booked(KEYS[1], ARGV[1], tonumber(ARGV[2]))
+return 1
+`;

@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import { createTestApp, kayak, seedTenant, type TestApp } from '@booking/test-kit';
+import { HoldStore, type SlotSnapshot } from '../src/holds/hold-store';
+
+describe('HoldStore: the running seat total and the slot mirror', () => {
+  let t: TestApp;
+
+  beforeAll(() => {
+    t = createTestApp();
+  });
+  afterAll(() => t.close());
+
+  /** A slot that no hold has touched yet, with the snapshot PostgreSQL would give of it. */
+  async function freshSlot(capacity: number) {
+    const demo = await seedTenant(t.deps);
+    const { experience, slot } = kayak(demo);
+    const snapshot: SlotSnapshot = {
+      capacity,
+      seatsBooked: 0,
+      experienceId: experience.id,
+      tenantId: demo.tenant.id,
+      startsAt: new Date(Date.now() + 86_400_000),
+      minPartySize: 1,
+      maxPartySize: 1_000,
+    };
+    let reads = 0;
+    const readSlot = async () => {
+      reads += 1;
+      return snapshot;
+    };
+    const hold = (store: HoldStore, seats: number) =>
+      store.place({ id: randomUUID(), experienceId: experience.id, slotId: slot.id, seats }, readSlot);
+    return { slotId: slot.id, experienceId: experience.id, hold, reads: () => reads };
+  }
+
+  it('when holds are placed, shrunk, released and expire, then the total is always the seats of the live holds', async () => {
+    const shortLived = new HoldStore(t.deps.redis, 1);
+    const s = await freshSlot(100);
+    for (const seats of [5, 7, 11]) expect((await s.hold(shortLived, seats)).outcome).toBe('placed');
+
+    const placed = await s.hold(t.deps.holds, 4);
+    const kept = await s.hold(t.deps.holds, 6);
+    expect([placed.outcome, kept.outcome]).toEqual(['placed', 'placed']);
+    expect((await t.deps.holds.liveSeats([s.slotId])).get(s.slotId)).toBe(33);
+
+    const holds = await t.deps.redis.zrange(`holds:slot:${s.slotId}`, 0, -1);
+    const [convertedId] = holds.find((member) => member.endsWith(':4'))!.split(':');
+    const converted = (await t.deps.holds.get(convertedId!))!;
+    await t.deps.holds.convert(converted, randomUUID(), 3);
+    expect((await t.deps.holds.liveSeats([s.slotId])).get(s.slotId)).toBe(32);
+    expect((await t.deps.holds.liveSeats([s.slotId], convertedId)).get(s.slotId)).toBe(29);
+
+    // The three short holds expire; nothing is swept until a script meets them.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(await t.deps.redis.zcard(`holds:slot:${s.slotId}`)).toBe(5);
+    expect((await t.deps.holds.liveSeats([s.slotId])).get(s.slotId)).toBe(9);
+    expect(await t.deps.redis.zcard(`holds:slot:${s.slotId}`)).toBe(2);
+    expect(await t.deps.redis.get(`holds:slot:${s.slotId}:seats`)).toBe('9');
+
+    const [keptId] = holds.find((member) => member.endsWith(':6'))!.split(':');
+    await t.deps.holds.release(s.slotId, keptId!, 6);
+    await t.deps.holds.release(s.slotId, keptId!, 6);
+    expect((await t.deps.holds.liveSeats([s.slotId])).get(s.slotId)).toBe(3);
+  });
+
+  it('when the total is missing (a set written before totals existed), then it is counted once from the set', async () => {
+    const s = await freshSlot(20);
+    await s.hold(t.deps.holds, 8);
+    await s.hold(t.deps.holds, 4);
+    await t.deps.redis.del(`holds:slot:${s.slotId}:seats`);
+
+    expect((await t.deps.holds.liveSeats([s.slotId])).get(s.slotId)).toBe(12);
+    expect((await s.hold(t.deps.holds, 9)).outcome).toBe('full');
+    expect((await s.hold(t.deps.holds, 8)).outcome).toBe('placed');
+  });
+
+  it('when Redis mirrors the slot, then holds read PostgreSQL once, and a change of booked seats counts at once', async () => {
+    const s = await freshSlot(10);
+    expect((await s.hold(t.deps.holds, 2)).outcome).toBe('placed');
+    expect((await s.hold(t.deps.holds, 2)).outcome).toBe('placed');
+    expect(s.reads()).toBe(1);
+
+    await t.deps.holds.seatsBooked(s.slotId, 6);
+    expect((await s.hold(t.deps.holds, 1)).outcome).toBe('full');
+    await t.deps.holds.seatsBooked(s.slotId, 5);
+    expect((await s.hold(t.deps.holds, 1)).outcome).toBe('placed');
+    expect(s.reads()).toBe(1);
+  });
+
+  it('when a change of booked seats reaches Redis before a snapshot read earlier, then the newer figure wins', async () => {
+    const s = await freshSlot(10);
+    // The snapshot says 0 booked; a confirmation wrote 7 while it was being read.
+    await t.deps.holds.seatsBooked(s.slotId, 7);
+    expect((await s.hold(t.deps.holds, 4)).outcome).toBe('full');
+    expect((await s.hold(t.deps.holds, 3)).outcome).toBe('placed');
+    expect(s.reads()).toBe(1);
+  });
+
+  it("when a hold's seats are confirmed, then they leave the hold and enter the booked figure in one step", async () => {
+    const s = await freshSlot(10);
+    expect((await s.hold(t.deps.holds, 6)).outcome).toBe('placed');
+    const [member] = await t.deps.redis.zrange(`holds:slot:${s.slotId}`, 0, -1);
+    const holdId = member!.split(':')[0]!;
+
+    await t.deps.holds.seatsBooked(s.slotId, 6, { id: holdId, seats: 6 });
+    expect((await t.deps.holds.liveSeats([s.slotId])).get(s.slotId)).toBe(0);
+    expect(await t.deps.redis.hget(`slots:${s.slotId}`, 'booked')).toBe('6');
+    expect((await s.hold(t.deps.holds, 5)).outcome).toBe('full');
+    expect((await s.hold(t.deps.holds, 4)).outcome).toBe('placed');
+  });
+
+  it('when the slot is not open, then nothing is mirrored and the hold is refused', async () => {
+    const s = await freshSlot(10);
+    const outcome = await t.deps.holds.place(
+      { id: randomUUID(), experienceId: s.experienceId, slotId: s.slotId, seats: 1 },
+      async () => null,
+    );
+    expect(outcome).toEqual({ outcome: 'slot_not_found' });
+    expect(await t.deps.redis.exists(`slots:${s.slotId}`)).toBe(0);
+  });
+});
