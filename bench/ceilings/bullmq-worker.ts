@@ -1,0 +1,78 @@
+/**
+ * The webhook ceilings: a bare BullMQ Worker (WEBHOOK_CONCURRENCY at a time) taking delivery
+ * jobs queued with the dispatcher's own options, doing nothing, or one POST per job to the
+ * bench's receiver (BENCH_POST_URL) over kept-alive connections: BullMQ + HTTP without
+ * PostgreSQL. Prints one JSON line when BENCH_JOBS jobs have completed.
+ */
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { queueConnection, DELIVERY_QUEUE } from '@booking/webhook-queue';
+import { REDIS_URL, ROOT } from '../lib/env';
+
+interface MiniWorker {
+  on(event: 'completed', listener: () => void): void;
+  on(event: 'error', listener: (error: Error) => void): void;
+  waitUntilReady(): Promise<unknown>;
+  close(): Promise<void>;
+}
+type WorkerClass = new (
+  name: string,
+  processor: (job: { id?: string }) => Promise<void>,
+  options: { connection: unknown; prefix: string; concurrency: number },
+) => MiniWorker;
+
+const concurrency = Number(process.env.WEBHOOK_CONCURRENCY);
+const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+
+function postOnce(url: string, id: string): Promise<void> {
+  const body = JSON.stringify({ id });
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'x-service-delivery-id': id,
+        },
+        timeout: 10_000,
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${res.statusCode}`))));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function main() {
+  const { Worker } = createRequire(path.join(ROOT, 'packages/webhook-queue/package.json'))('bullmq') as {
+    Worker: WorkerClass;
+  };
+  const expected = Number(process.env.BENCH_JOBS);
+  const target = process.env.BENCH_POST_URL;
+  let completed = 0;
+  const worker = new Worker(
+    DELIVERY_QUEUE,
+    async (job) => {
+      if (target) await postOnce(target, job.id ?? '');
+    },
+    { connection: queueConnection(REDIS_URL), prefix: process.env.QUEUE_PREFIX ?? '', concurrency },
+  );
+  worker.on('error', (error) => console.error(`worker error: ${error.message}`));
+  worker.on('completed', () => {
+    completed += 1;
+    if (completed === expected) console.log(JSON.stringify({ done: completed, last: Date.now() }));
+  });
+  await worker.waitUntilReady();
+  console.log('ready');
+  process.once('SIGTERM', () => void worker.close().finally(() => process.exit(0)));
+}
+
+void main();

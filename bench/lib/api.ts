@@ -1,0 +1,121 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Target } from './catalogue';
+import { spawnNode, untilReady, type Child } from './children';
+import type { Checkout } from './checkout';
+import { freePort, HOLD_TTL_SECONDS, NO_LIMIT_PER_MINUTE, REDIS_URL } from './env';
+import { cannon, JSON_HEADERS, posts, roundRobin, type RequestSpec } from './load';
+
+export interface Api {
+  url: string;
+  child: Child;
+}
+
+/** The checkout's API process (its own `apps/api/src/main.ts`), production settings, limits off. */
+export async function startApi(checkout: Checkout, databaseUrl: string, core?: number): Promise<Api> {
+  const port = await freePort();
+  const child = spawnNode(
+    `api (${checkout.label}${core === undefined ? '' : `, core ${core}`})`,
+    checkout.root,
+    ['apps/api/src/main.ts'],
+    {
+      NODE_ENV: 'production',
+      PORT: String(port),
+      TOKEN_SIGNING_SECRET: randomBytes(32).toString('hex'),
+      WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
+      DATABASE_URL: databaseUrl,
+      REDIS_URL,
+      LOG_LEVEL: 'warn',
+      HOLD_TTL_SECONDS: String(HOLD_TTL_SECONDS),
+      RATE_LIMIT_HOLDS_PER_MINUTE: String(NO_LIMIT_PER_MINUTE),
+      RATE_LIMIT_BOOKINGS_PER_MINUTE: String(NO_LIMIT_PER_MINUTE),
+    },
+    core,
+  );
+  const url = `http://127.0.0.1:${port}`;
+  await untilReady(child, `${url}/readyz`);
+  return { url, child };
+}
+
+export function holdBody(experienceId: string, slotId: string, seats = 1) {
+  return { slot_id: slotId, experience_id: experienceId, seats };
+}
+
+/** POST /api/bookings/hold for 1 seat, cycling over `slots`, each with its Idempotency-Key. */
+export function holdRequests(experienceId: string, slots: string[]): RequestSpec[] {
+  const nextSlot = roundRobin(slots);
+  return posts('/api/bookings/hold', () => holdBody(experienceId, nextSlot()), true);
+}
+
+/** POST /api/bookings, each request converting the next prepared hold. */
+export function bookingRequests(bodies: object[]): RequestSpec[] {
+  let i = 0;
+  // Past the prepared holds a request still goes out, and counts as non-2xx.
+  return posts('/api/bookings', () => bodies[i++] ?? { hold_id: randomUUID() }, false);
+}
+
+/** One hold placed with fetch; a connection reset is tried again (twice), an answer is not. */
+async function postHold(url: string, body: object): Promise<{ status: number; holdId?: string }> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      const res = await fetch(`${url}/api/bookings/hold`, {
+        method: 'POST',
+        headers: JSON_HEADERS,
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(10_000),
+      });
+      const answer = (await res.json()) as { hold_id?: string };
+      return { status: res.status, holdId: answer.hold_id };
+    } catch (error) {
+      if (attempt === 3) throw error;
+    }
+  }
+}
+
+/**
+ * Places up to `count` holds of 1 seat on `slotId` through the server at `url` (the API or the
+ * hold ceiling), CONNECTIONS at a time, stopping at `timeLimitMs`; returns how many were placed
+ * (fewer when time ran out).
+ */
+export async function pileUpHolds(
+  url: string,
+  experienceId: string,
+  slotId: string,
+  count: number,
+  timeLimitMs: number,
+): Promise<number> {
+  const pile = await cannon({
+    urls: [url],
+    requests: holdRequests(experienceId, [slotId]),
+    amount: count,
+    timeLimitMs,
+  });
+  const placed = pile.statuses['200'] ?? 0;
+  if (placed < pile.requests) throw new Error(`piling up holds: ${JSON.stringify(pile.statuses)}`);
+  return placed;
+}
+
+/** Holds of 2 seats made through the API beforehand, and the booking bodies that convert them (1 guest). */
+export async function prepareBookings(api: Api, target: Target, slots: string[], count: number): Promise<object[]> {
+  const nextSlot = roundRobin(slots);
+  const plan = Array.from({ length: count }, () => nextSlot());
+  const bodies: object[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < plan.length) {
+      const slotId = plan[next++]!;
+      const { status, holdId } = await postHold(api.url, holdBody(target.experienceId, slotId, 2));
+      if (status !== 200 || !holdId) throw new Error(`hold for the booking run failed: HTTP ${status}`);
+      // One guest of the two held: the booking also hands a seat back.
+      bodies.push({
+        hold_id: holdId,
+        slot_id: slotId,
+        experience_id: target.experienceId,
+        venue_id: target.venueId,
+        guest_count: 1,
+        customer: { email: `bench-${holdId}@example.com`, first_name: 'Bench' },
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: 32 }, worker));
+  return bodies;
+}

@@ -1,0 +1,191 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { Db } from '@booking/db';
+import { spawnNode, untilReady, type Child } from './children';
+import type { Checkout } from './checkout';
+import { freePort, REDIS_URL, sleep } from './env';
+import { percentile } from './load';
+import type { Receiver } from './receiver';
+
+/** Deliveries each dispatcher process (and the BullMQ ceilings) sends at once. */
+export const WEBHOOK_CONCURRENCY = 50;
+// Every wait is bounded; a run that does not finish in time is reported with what was missing.
+const ARRIVAL_TIMEOUT_MS = 60_000;
+
+/** A checkout's outbox database with one tenant whose one endpoint is the bench's receiver. */
+export interface Outbox {
+  checkout: Checkout;
+  databaseUrl: string;
+  db: Db;
+  tenantId: string;
+  secretKey: string;
+  queuePrefix: string;
+}
+
+/**
+ * Migrates the checkout's database and subscribes the receiver to booking.created for a new
+ * tenant, or for `tenantId` (the soak's bookings). The outbox and webhook tables are emptied
+ * first: the database is the bench's own.
+ */
+export async function prepareOutbox(
+  checkout: Checkout,
+  databaseUrl: string,
+  receiver: Receiver,
+  tenantId?: string,
+): Promise<Outbox> {
+  await checkout.db.applyMigrations(databaseUrl);
+  const db = checkout.db.createPrismaClient(databaseUrl, { poolSize: 4 });
+  await db.$executeRawUnsafe('TRUNCATE webhook_attempts, webhook_deliveries, webhook_endpoints, events CASCADE');
+  const secretKey = randomBytes(32).toString('hex');
+  const tenant =
+    tenantId === undefined
+      ? await db.tenant.create({
+          data: { slug: `bench-webhooks-${randomBytes(4).toString('hex')}`, name: 'Webhook bench' },
+        })
+      : { id: tenantId };
+  await db.webhookEndpoint.create({
+    data: {
+      tenantId: tenant.id,
+      url: receiver.url,
+      events: ['booking.created'],
+      secretCiphertext: checkout.signing.sealSecret(secretKey, checkout.signing.generateWebhookSecret()),
+    },
+  });
+  const queuePrefix = `bench-webhooks-${checkout.label}-${randomBytes(4).toString('hex')}`;
+  return { checkout, databaseUrl, db, tenantId: tenant.id, secretKey, queuePrefix };
+}
+
+/** The checkout's dispatcher process (its own `apps/dispatcher/src/main.ts`), pinned to `core` if given. */
+export async function startDispatcher(outbox: Outbox, name: string, core?: number): Promise<Child> {
+  const metricsPort = await freePort();
+  const child = spawnNode(
+    name,
+    outbox.checkout.root,
+    ['apps/dispatcher/src/main.ts'],
+    {
+      NODE_ENV: 'production',
+      TOKEN_SIGNING_SECRET: randomBytes(32).toString('hex'),
+      WEBHOOK_SECRET_KEY: outbox.secretKey,
+      DATABASE_URL: outbox.databaseUrl,
+      REDIS_URL,
+      QUEUE_PREFIX: outbox.queuePrefix,
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      WEBHOOK_CONCURRENCY: String(WEBHOOK_CONCURRENCY),
+      LOG_LEVEL: 'warn',
+      METRICS_PORT: String(metricsPort),
+    },
+    core,
+  );
+  await untilReady(child, `http://127.0.0.1:${metricsPort}/healthz`, 30_000);
+  return child;
+}
+
+function bookingCreated(tenantId: string) {
+  const bookingId = randomUUID();
+  return {
+    tenantId,
+    name: 'booking.created' as const,
+    entityType: 'booking' as const,
+    entityId: bookingId,
+    fields: {
+      booking_id: bookingId,
+      experience_id: randomUUID(),
+      venue_id: randomUUID(),
+      slot_id: randomUUID(),
+      customer_email: `bench-${bookingId.slice(0, 8)}@example.com`,
+      guest_count: 2,
+    },
+  };
+}
+
+/**
+ * Commits `count` events with the checkout's recordEvent in one transaction, so they all reach
+ * the relay at the same instant (written before the commit: the writer does not pace the run).
+ * Returns the commit time (performance.now()) of each event.
+ */
+export async function writeBurst(outbox: Outbox, count: number): Promise<Map<string, number>> {
+  const { recordEvent } = outbox.checkout.events;
+  const ids = await outbox.db.$transaction(
+    async (tx) => {
+      const made: string[] = [];
+      for (let i = 0; i < count; i += 1) made.push(await recordEvent(tx, bookingCreated(outbox.tenantId)));
+      return made;
+    },
+    { timeout: ARRIVAL_TIMEOUT_MS, maxWait: 5_000 },
+  );
+  const at = performance.now();
+  return new Map(ids.map((id) => [id, at] as const));
+}
+
+export async function awaitArrivals(receiver: Receiver, commits: Map<string, number>): Promise<void> {
+  const deadline = Date.now() + ARRIVAL_TIMEOUT_MS;
+  const arrived = () => {
+    let n = 0;
+    for (const id of commits.keys()) if (receiver.arrivals.has(id)) n += 1;
+    return n;
+  };
+  while (arrived() < commits.size && Date.now() < deadline) await sleep(20);
+}
+
+export interface Burst {
+  events: number;
+  missing: number;
+  perSecond: number;
+  /** Commit to arrival at the receiver. */
+  p50: number;
+  p99: number;
+  repeats: number;
+  /** p50 / p99 ms of each stage, from the rows' own timestamps. */
+  relay: [number, number];
+  queue: [number, number];
+  attempt: [number, number];
+}
+
+/**
+ * The deliveries of `commits` as the receiver saw them, and the stages from the database:
+ * relay = commit -> the event's relayed_at (NOTIFY, the relay's transaction); queue = relayed_at
+ * -> the first attempt's started_at (enqueue, BullMQ hand-over, reading the delivery); attempt =
+ * its duration_ms (the POST).
+ */
+export async function summariseBurst(outbox: Outbox, receiver: Receiver, commits: Map<string, number>): Promise<Burst> {
+  const latencies: number[] = [];
+  let firstCommit = Infinity;
+  let lastArrival = 0;
+  for (const [id, committedAt] of commits) {
+    firstCommit = Math.min(firstCommit, committedAt);
+    const at = receiver.arrivals.get(id);
+    if (at === undefined) continue;
+    latencies.push(at - committedAt);
+    lastArrival = Math.max(lastArrival, at);
+  }
+  latencies.sort((x, y) => x - y);
+  const eventIds = [...commits.keys()];
+  // Wall-clock commit times, to compare with the database's timestamps (same machine, same clock).
+  const committedMs = [...commits.values()].map((at) => performance.timeOrigin + at);
+  const [row] = await outbox.db.$queryRaw<Record<string, number | null>[]>`
+    SELECT
+      percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM e.relayed_at) * 1000 - c.committed_ms) AS relay50,
+      percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM e.relayed_at) * 1000 - c.committed_ms) AS relay99,
+      percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM a.started_at - e.relayed_at) * 1000) AS queue50,
+      percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM a.started_at - e.relayed_at) * 1000) AS queue99,
+      percentile_cont(0.5) WITHIN GROUP (ORDER BY a.duration_ms) AS attempt50,
+      percentile_cont(0.99) WITHIN GROUP (ORDER BY a.duration_ms) AS attempt99
+    FROM unnest(${eventIds}::uuid[], ${committedMs}::float8[]) AS c(event_id, committed_ms)
+    JOIN events e ON e.id = c.event_id
+    JOIN webhook_deliveries d ON d.event_id = e.id
+    JOIN webhook_attempts a ON a.delivery_id = d.id AND a.attempt_number = 1`;
+  const n = (value: number | null | undefined) => (value === null || value === undefined ? NaN : Number(value));
+  const deliveryIds = await outbox.db.$queryRaw<{ id: string }[]>`
+    SELECT id FROM webhook_deliveries WHERE event_id = ANY(${eventIds}::uuid[])`;
+  return {
+    events: commits.size,
+    missing: commits.size - latencies.length,
+    perSecond: latencies.length / ((lastArrival - firstCommit) / 1000),
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    repeats: deliveryIds.reduce((sum, d) => sum + Math.max(0, (receiver.receipts.get(d.id) ?? 0) - 1), 0),
+    relay: [n(row?.relay50), n(row?.relay99)],
+    queue: [n(row?.queue50), n(row?.queue99)],
+    attempt: [n(row?.attempt50), n(row?.attempt99)],
+  };
+}

@@ -1,0 +1,156 @@
+/**
+ * `pnpm bench`: every scenario of issue 12 with its ceilings, in one run, on loopback.
+ *
+ * Ceilings (run once, from this checkout): the baseline (Express 5 + one Redis GET), the bare
+ * hold ceiling, the bare booking ceiling on raw pg, BullMQ no-op jobs and BullMQ + one POST per
+ * job. Apps (run for this checkout, and for BENCH_BEFORE_ROOT's when set, from its own root with
+ * its own databases and queue prefix): holds, bookings and the dispatcher burst through the real
+ * processes, and their scaling over two pinned processes. Prints the table and writes
+ * bench/results/latest.json. Everything shares one machine, so only ratios taken in one run mean
+ * anything; docs/testing.md describes each scenario.
+ */
+import { createDeliveryQueue, queueConnection } from '@booking/webhook-queue';
+import { startApi } from './lib/api';
+import { prepareCatalogue } from './lib/catalogue';
+import { CAN_PIN, killAll, stopAll, stopChild } from './lib/children';
+import { benchDatabase, checkouts, type Checkout } from './lib/checkout';
+import { databaseUrl, REDIS_URL } from './lib/env';
+import { CONNECTIONS, DURATION_SECONDS, WARMUP_SECONDS } from './lib/load';
+import { prepareOutbox, WEBHOOK_CONCURRENCY } from './lib/outbox';
+import { startReceiver, type Receiver } from './lib/receiver';
+import { printTable, writeJson, type Row } from './lib/report';
+import { apiBookings, bookingCeilings } from './scenarios/bookings';
+import { apiHolds, holdCeilings } from './scenarios/holds';
+import { apiScale, dispatcherScale, SCALE_NOTE } from './scenarios/scale';
+import { dispatcherBurst, webhookCeilings } from './scenarios/webhooks';
+
+interface AppRows {
+  holds: Row[];
+  bookings: Row[];
+  dispatcher: Row[];
+  scale: Row[];
+}
+
+/** Holds, bookings and the API's scaling for one checkout; the booking ceiling runs in this checkout's database. */
+async function apiRuns(checkout: Checkout, rows: AppRows): Promise<Row[]> {
+  const url = databaseUrl(benchDatabase(checkout, 'booking_bench'));
+  process.stderr.write(`\n[${checkout.label}] ${checkout.root}, database ${url}\n`);
+  const target = await prepareCatalogue(checkout, url);
+  let ceilings: Row[] = [];
+  try {
+    const api = await startApi(checkout, url);
+    try {
+      rows.holds.push(...(await apiHolds(api, target)));
+      rows.bookings.push(...(await apiBookings(api, target)));
+    } finally {
+      await stopChild(api.child);
+    }
+    if (checkout.label === 'after') ceilings = await bookingCeilings(target, url);
+    rows.scale.push(...(await apiScale(checkout, url, target)));
+  } finally {
+    await target.close();
+  }
+  return ceilings;
+}
+
+async function dispatcherRuns(checkout: Checkout, receiver: Receiver, rows: AppRows): Promise<void> {
+  const outbox = await prepareOutbox(
+    checkout,
+    databaseUrl(benchDatabase(checkout, 'booking_bench_webhooks')),
+    receiver,
+  );
+  process.stderr.write(`\n[${checkout.label}] dispatcher, database ${outbox.databaseUrl}\n`);
+  try {
+    rows.dispatcher.push(...(await dispatcherBurst(outbox, receiver)));
+    rows.scale.push(...(await dispatcherScale(outbox, receiver)));
+  } finally {
+    const connection = queueConnection(REDIS_URL);
+    const queue = createDeliveryQueue(connection, outbox.queuePrefix);
+    await queue.obliterate({ force: true }).catch(() => undefined);
+    await queue.close();
+    await connection.quit();
+    await outbox.db.$disconnect();
+  }
+}
+
+/** This checkout's rows, each carrying the same scenario's figures from the before checkout. */
+function merge(after: Row[], before: Row[] | undefined): Row[] {
+  return after.map((row) => {
+    const other = before?.find((r) => r.name === row.name);
+    return other
+      ? { ...row, before: { value: other.value, p50: other.p50, p99: other.p99, rssMb: other.rssMb, note: other.note } }
+      : row;
+  });
+}
+
+async function main(): Promise<void> {
+  const startedAt = Date.now();
+  const list = await checkouts();
+  const receiver = await startReceiver();
+  try {
+    const byCheckout = new Map(
+      list.map((c) => [c.label, { holds: [], bookings: [], dispatcher: [], scale: [] } as AppRows]),
+    );
+    const holdCeilingRows = await holdCeilings();
+    let bookingCeilingRows: Row[] = [];
+    for (const checkout of list) {
+      const ceilings = await apiRuns(checkout, byCheckout.get(checkout.label)!);
+      if (ceilings.length) bookingCeilingRows = ceilings;
+    }
+    const webhookCeilingRows = await webhookCeilings(receiver);
+    for (const checkout of list) await dispatcherRuns(checkout, receiver, byCheckout.get(checkout.label)!);
+
+    const after = byCheckout.get('after')!;
+    const before = byCheckout.get('before');
+    const rows = [
+      ...holdCeilingRows,
+      ...merge(after.holds, before?.holds),
+      ...bookingCeilingRows,
+      ...merge(after.bookings, before?.bookings),
+      ...webhookCeilingRows,
+      ...merge(after.dispatcher, before?.dispatcher),
+      ...merge(after.scale, before?.scale),
+    ];
+    const seconds = Math.round((Date.now() - startedAt) / 1000);
+    console.log('');
+    printTable(rows, [
+      `Loopback, one run, ${seconds} s. HTTP: ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s, bookings 200 warm-up + 2000; WEBHOOK_CONCURRENCY ${WEBHOOK_CONCURRENCY}.`,
+      'PostgreSQL, Redis, the load generator and every app share this machine: compare ratios within this run only.',
+      SCALE_NOTE,
+      ...(before
+        ? [
+            "before = the same scenario on BENCH_BEFORE_ROOT's apps; ratios of its rows are against this run's ceilings.",
+          ]
+        : []),
+    ]);
+    const file = writeJson(rows, {
+      seconds,
+      connections: CONNECTIONS,
+      warmup_seconds: WARMUP_SECONDS,
+      duration_seconds: DURATION_SECONDS,
+      webhook_concurrency: WEBHOOK_CONCURRENCY,
+      pinned: CAN_PIN,
+      before_root: process.env.BENCH_BEFORE_ROOT ?? null,
+    });
+    process.stderr.write(`\nwrote ${file}\n`);
+  } finally {
+    await stopAll();
+    await receiver.close();
+  }
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    killAll();
+    process.exit(130);
+  });
+}
+
+main().then(
+  () => process.exit(0),
+  async (error: unknown) => {
+    console.error(error);
+    await stopAll();
+    process.exit(1);
+  },
+);

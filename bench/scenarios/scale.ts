@@ -1,0 +1,86 @@
+import { holdRequests, startApi, type Api } from '../lib/api';
+import type { Target } from '../lib/catalogue';
+import { CAN_PIN, rssMb, stopChild, type Child } from '../lib/children';
+import type { Checkout } from '../lib/checkout';
+import { measure } from '../lib/load';
+import { startDispatcher, type Outbox } from '../lib/outbox';
+import type { Receiver } from '../lib/receiver';
+import type { Row } from '../lib/report';
+import { MANY_SLOTS } from './holds';
+import { burst } from './webhooks';
+
+const API_ONE = `scale: hold via 1 API pinned to core 0, ${MANY_SLOTS} slots`;
+const API_TWO = `scale: hold via 2 APIs pinned to cores 0 and 1, ${MANY_SLOTS} slots`;
+const DISPATCHER_ONE = 'scale: burst via 1 dispatcher pinned to core 0';
+const DISPATCHER_TWO = 'scale: burst via 2 dispatchers pinned to cores 0 and 1';
+
+/** What shares a core in the scale runs, for the output. */
+export const SCALE_NOTE = CAN_PIN
+  ? 'Scale runs pin each app process to its own core with taskset; PostgreSQL, Redis, the load generator and the receiver (this process) are not pinned and share both cores with them.'
+  : 'taskset is not available: the scale runs are not pinned.';
+
+/** Holds over 200 slots through 1 API process on core 0, then through 2 on cores 0 and 1 (load split evenly). */
+export async function apiScale(checkout: Checkout, databaseUrl: string, target: Target): Promise<Row[]> {
+  const apis: Api[] = [];
+  try {
+    const slots = await target.makeSlots(MANY_SLOTS);
+    apis.push(await startApi(checkout, databaseUrl, 0));
+    const one = await measure(API_ONE, { urls: [apis[0]!.url], requests: holdRequests(target.experienceId, slots) });
+    apis.push(await startApi(checkout, databaseUrl, 1));
+    const two = await measure(API_TWO, {
+      urls: apis.map((a) => a.url),
+      requests: holdRequests(target.experienceId, slots),
+    });
+    return [
+      { name: API_ONE, unit: 'rps', value: one.rps, p50: one.p50, p99: one.p99, rssMb: { api: rssMb(apis[0]!.child) } },
+      {
+        name: API_TWO,
+        unit: 'rps',
+        against: API_ONE,
+        goal: { minRatio: 1.6 },
+        value: two.rps,
+        p50: two.p50,
+        p99: two.p99,
+        rssMb: { api1: rssMb(apis[0]!.child), api2: rssMb(apis[1]!.child) },
+      },
+    ];
+  } finally {
+    await Promise.all(apis.map((api) => stopChild(api.child)));
+  }
+}
+
+/** The burst through 1 dispatcher on core 0, then 2 on cores 0 and 1. */
+export async function dispatcherScale(outbox: Outbox, receiver: Receiver): Promise<Row[]> {
+  const dispatchers: Child[] = [];
+  const label = outbox.checkout.label;
+  try {
+    dispatchers.push(await startDispatcher(outbox, `dispatcher (${label}, core 0)`, 0));
+    const one = await burst(outbox, receiver, dispatchers);
+    dispatchers.push(await startDispatcher(outbox, `dispatcher (${label}, core 1)`, 1));
+    const two = await burst(outbox, receiver, dispatchers);
+    return [
+      {
+        name: DISPATCHER_ONE,
+        unit: 'per_s',
+        value: one.result.perSecond,
+        p50: one.result.p50,
+        p99: one.result.p99,
+        rssMb: one.rssMb,
+        note: one.note,
+      },
+      {
+        name: DISPATCHER_TWO,
+        unit: 'per_s',
+        against: DISPATCHER_ONE,
+        goal: { minRatio: 1.6 },
+        value: two.result.perSecond,
+        p50: two.result.p50,
+        p99: two.result.p99,
+        rssMb: two.rssMb,
+        note: two.note,
+      },
+    ];
+  } finally {
+    await Promise.all(dispatchers.map((d) => stopChild(d)));
+  }
+}

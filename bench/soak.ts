@@ -1,0 +1,198 @@
+/**
+ * `pnpm bench:soak`: holds and bookings at a steady rate through one API process, their events
+ * delivered by one dispatcher to a local receiver, for BENCH_SOAK_SECONDS (default 600; also
+ * `--seconds=60`). Prints the API's and the dispatcher's RSS every 30 s and, at the end, a
+ * verdict on growth: mean RSS of the first minute against the last (of the first and last
+ * quarter of a run shorter than 4 minutes). Rates: BENCH_SOAK_HOLDS_PER_S (default 200) holds of
+ * 1 seat over 200 slots, and BENCH_SOAK_BOOKINGS_PER_S (default 50) bookings, each converting
+ * a hold of 2 seats placed just before it. Requests are sent open-loop; past 500 in flight a
+ * tick's requests are skipped and counted, so an overloaded API shows as skips, not as a slower pace.
+ */
+import { randomUUID } from 'node:crypto';
+import { holdBody, startApi } from './lib/api';
+import { prepareCatalogue, type Target } from './lib/catalogue';
+import { killAll, rssMb, stopAll, stopChild, type Child } from './lib/children';
+import { loadCheckout } from './lib/checkout';
+import { databaseUrl, REDIS_URL, ROOT, sleep } from './lib/env';
+import { JSON_HEADERS, percentile } from './lib/load';
+import { prepareOutbox, startDispatcher } from './lib/outbox';
+import { startReceiver } from './lib/receiver';
+import { createDeliveryQueue, queueConnection } from '@booking/webhook-queue';
+
+const flag = process.argv.find((arg) => arg.startsWith('--seconds='));
+const SECONDS = Number(flag?.slice('--seconds='.length) ?? process.env.BENCH_SOAK_SECONDS ?? 600);
+const HOLDS_PER_S = Number(process.env.BENCH_SOAK_HOLDS_PER_S ?? 200);
+const BOOKINGS_PER_S = Number(process.env.BENCH_SOAK_BOOKINGS_PER_S ?? 50);
+const TICK_MS = 100;
+const MAX_IN_FLIGHT = 500;
+const SAMPLE_MS = 5_000;
+const PRINT_MS = 30_000;
+/** Growth of the mean RSS, last window against the first, that the verdict calls growth. */
+const GROWTH_LIMIT = 0.1;
+
+interface Tally {
+  holds: number;
+  bookings: number;
+  failed: number;
+  skipped: number;
+  latencies: number[];
+}
+
+async function post(
+  url: string,
+  body: object,
+  tally: Tally,
+): Promise<{ status: number; answer: { hold_id?: string } }> {
+  const started = performance.now();
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: JSON_HEADERS,
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const answer = (await res.json()) as { hold_id?: string };
+  tally.latencies.push(performance.now() - started);
+  return { status: res.status, answer };
+}
+
+async function holdThenBook(apiUrl: string, target: Target, slotId: string, tally: Tally): Promise<void> {
+  const hold = await post(`${apiUrl}/api/bookings/hold`, holdBody(target.experienceId, slotId, 2), tally);
+  if (hold.status !== 200 || !hold.answer.hold_id) throw new Error(`hold: HTTP ${hold.status}`);
+  tally.holds += 1;
+  const booking = await post(
+    `${apiUrl}/api/bookings`,
+    {
+      hold_id: hold.answer.hold_id,
+      slot_id: slotId,
+      experience_id: target.experienceId,
+      venue_id: target.venueId,
+      guest_count: 1,
+      customer: { email: `soak-${randomUUID()}@example.com`, first_name: 'Soak' },
+    },
+    tally,
+  );
+  if (booking.status !== 201) throw new Error(`booking: HTTP ${booking.status}`);
+  tally.bookings += 1;
+}
+
+function mean(values: number[]): number {
+  return values.reduce((sum, v) => sum + v, 0) / values.length;
+}
+
+async function main(): Promise<void> {
+  if (!(SECONDS > 0)) throw new Error('the duration must be a positive number of seconds');
+  const checkout = await loadCheckout('after', ROOT);
+  const url = databaseUrl('booking_bench');
+  const receiver = await startReceiver();
+  const target = await prepareCatalogue(checkout, url);
+  const outbox = await prepareOutbox(checkout, url, receiver, target.tenantId);
+  const children: Child[] = [];
+  try {
+    const api = await startApi(checkout, url);
+    children.push(api.child);
+    const dispatcher = await startDispatcher(outbox, 'dispatcher');
+    children.push(dispatcher);
+    const slots = await target.makeSlots(200);
+    const tally: Tally = { holds: 0, bookings: 0, failed: 0, skipped: 0, latencies: [] };
+    const samples: { at: number; api: number; dispatcher: number }[] = [];
+    let inFlight = 0;
+    let slot = 0;
+    const send = (work: () => Promise<void>) => {
+      if (inFlight >= MAX_IN_FLIGHT) {
+        tally.skipped += 1;
+        return;
+      }
+      inFlight += 1;
+      work()
+        .catch(() => (tally.failed += 1))
+        .finally(() => (inFlight -= 1));
+    };
+
+    console.log(
+      `soak: ${SECONDS} s, ${HOLDS_PER_S} holds/s + ${BOOKINGS_PER_S} bookings/s, database ${url}, redis ${REDIS_URL}`,
+    );
+    console.log('| s | holds | bookings | failed | skipped | p50 ms | p99 ms | api RSS MB | dispatcher RSS MB |');
+    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    const started = Date.now();
+    let nextSample = started;
+    let nextPrint = started + PRINT_MS;
+    // Fractions of a request per tick carry over, so any rate is kept on average.
+    let holdsOwed = 0;
+    let bookingsOwed = 0;
+    for (let tick = 1; Date.now() - started < SECONDS * 1000; tick += 1) {
+      holdsOwed += (HOLDS_PER_S * TICK_MS) / 1000;
+      bookingsOwed += (BOOKINGS_PER_S * TICK_MS) / 1000;
+      for (; holdsOwed >= 1; holdsOwed -= 1) {
+        const slotId = slots[slot++ % slots.length]!;
+        send(async () => {
+          const hold = await post(`${api.url}/api/bookings/hold`, holdBody(target.experienceId, slotId), tally);
+          if (hold.status !== 200) throw new Error(`hold: HTTP ${hold.status}`);
+          tally.holds += 1;
+        });
+      }
+      for (; bookingsOwed >= 1; bookingsOwed -= 1) {
+        const slotId = slots[slot++ % slots.length]!;
+        send(() => holdThenBook(api.url, target, slotId, tally));
+      }
+      const now = Date.now();
+      if (now >= nextSample) {
+        samples.push({ at: now - started, api: rssMb(api.child), dispatcher: rssMb(dispatcher) });
+        nextSample += SAMPLE_MS;
+      }
+      if (now >= nextPrint) {
+        const latencies = tally.latencies.sort((a, b) => a - b);
+        const last = samples.at(-1)!;
+        console.log(
+          `| ${Math.round((now - started) / 1000)} | ${tally.holds} | ${tally.bookings} | ${tally.failed} | ${tally.skipped} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 99).toFixed(1)} | ${last.api.toFixed(0)} | ${last.dispatcher.toFixed(0)} |`,
+        );
+        tally.latencies = [];
+        nextPrint += PRINT_MS;
+      }
+      const wait = started + tick * TICK_MS - Date.now();
+      if (wait > 0) await sleep(wait);
+    }
+    const drainDeadline = Date.now() + 15_000;
+    while (inFlight > 0 && Date.now() < drainDeadline) await sleep(50);
+
+    const windowMs = Math.min(60_000, (SECONDS * 1000) / 4);
+    const first = samples.filter((s) => s.at < windowMs);
+    const last = samples.filter((s) => s.at >= SECONDS * 1000 - windowMs);
+    for (const name of ['api', 'dispatcher'] as const) {
+      const from = mean(first.map((s) => s[name]));
+      const to = mean(last.map((s) => s[name]));
+      const growth = to / from - 1;
+      console.log(
+        `${name}: RSS ${from.toFixed(0)} MB in the first ${windowMs / 1000} s, ${to.toFixed(0)} MB in the last: ${(growth * 100).toFixed(1)}% -> ${growth > GROWTH_LIMIT ? 'GROWS' : 'no growth'} (limit ${GROWTH_LIMIT * 100}%)`,
+      );
+    }
+    console.log(
+      `${tally.holds} holds, ${tally.bookings} bookings, ${tally.failed} failed, ${tally.skipped} skipped (over ${MAX_IN_FLIGHT} in flight)`,
+    );
+  } finally {
+    await Promise.all(children.map((child) => stopChild(child)));
+    await receiver.close();
+    const connection = queueConnection(REDIS_URL);
+    const queue = createDeliveryQueue(connection, outbox.queuePrefix);
+    await queue.obliterate({ force: true }).catch(() => undefined);
+    await queue.close();
+    await connection.quit();
+    await outbox.db.$disconnect();
+    await target.close();
+  }
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    killAll();
+    process.exit(130);
+  });
+}
+
+main().then(
+  () => process.exit(0),
+  async (error: unknown) => {
+    console.error(error);
+    await stopAll();
+    process.exit(1);
+  },
+);
