@@ -4,8 +4,11 @@ import { startScheduledJobs } from '@booking/jobs';
 import { createDeliveryQueue, queueConnection } from '@booking/webhook-queue';
 import type { Logger } from 'pino';
 import { MAINTENANCE_LOCK_MS, MAINTENANCE_QUEUE, maintenanceJobs } from './maintenance/maintenance-jobs';
+import { ReceiverAgents } from './delivery/receiver-agents';
 import { createMetrics, serveMetrics } from './metrics';
 import { startOutboxRelay } from './relay/outbox-relay';
+import { createSqlPool } from './sql/sql-pool';
+import { createAttemptRecorder } from './worker/attempt-recorder';
 import { startDeliveryWorker } from './worker/delivery-worker';
 
 export interface Dispatcher {
@@ -27,9 +30,16 @@ export async function startDispatcher(
   connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
   const queue = createDeliveryQueue(connection, config.queuePrefix);
   const metrics = createMetrics(queue);
-  const worker = startDeliveryWorker({ db, config, logger, metrics }, connection);
+  const sql = createSqlPool(config);
+  sql.on('error', (error) => logger.warn({ err: error }, 'postgresql connection error'));
+  const recorder = createAttemptRecorder(sql, {
+    retryDelaysMs: config.webhooks.retryDelaysMs,
+    autoDisableAfter: config.webhooks.autoDisableAfter,
+  });
+  const agents = new ReceiverAgents();
+  const worker = startDeliveryWorker({ db, sql, recorder, agents, config, logger, metrics }, connection);
   const stopRelay = await startOutboxRelay({
-    db,
+    sql,
     queue,
     databaseUrl: config.databaseUrl,
     retryDelaysMs: config.webhooks.retryDelaysMs,
@@ -55,9 +65,11 @@ export async function startDispatcher(
       await stopRelay();
       // Lets in-flight attempts and a running sweep finish; unfinished jobs go back to the queue.
       await Promise.all([worker.close(), maintenance.close(config.shutdownGraceMs)]);
+      await recorder.close();
+      agents.destroy();
       await queue.close();
       server?.close();
-      await Promise.allSettled([db.$disconnect(), connection.quit()]);
+      await Promise.allSettled([db.$disconnect(), sql.end(), connection.quit()]);
     },
   };
 }

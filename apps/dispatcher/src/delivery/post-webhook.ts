@@ -1,9 +1,14 @@
-import type { LookupAddress, LookupOptions } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { AddressPolicyError, resolveVettedAddresses, type VettedAddress } from '@booking/address-policy';
+import {
+  AddressPolicyError,
+  resolveVettedAddresses,
+  systemLookupAll,
+  type LookupAll,
+  type VettedAddress,
+} from '@booking/address-policy';
+import { pinnedLookup, type ReceiverAgents } from './receiver-agents';
 
 export interface PostWebhookOptions {
   url: string;
@@ -14,6 +19,10 @@ export interface PostWebhookOptions {
   allowPrivateAddresses: boolean;
   /** How much of the response body to keep; default 4096. */
   maxResponseBytes?: number;
+  /** Keep-alive agents to reuse connections through; without them each attempt connects afresh. */
+  agents?: ReceiverAgents;
+  /** How the host name is resolved before the address check; default the system resolver. */
+  lookupAll?: LookupAll;
 }
 
 export interface AttemptResult {
@@ -63,14 +72,15 @@ export async function postWebhook(options: PostWebhookOptions): Promise<AttemptR
     // Set once the status line is in; from then on the status decides the outcome.
     let finishResponse: (() => void) | undefined;
 
-    const settle = (fields: Partial<AttemptResult>) => {
+    const settle = (fields: Partial<AttemptResult>, responseComplete = false) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       resolve(result(fields));
-      // Stop talking to the receiver: after a timeout, a redirect or a full body there is nothing
-      // more we want, and an open socket would let a slow receiver hold dispatcher resources.
-      request?.destroy();
+      // Stop talking to the receiver: after a timeout, a redirect or a capped body there is nothing
+      // more we want, and an open socket would let a slow receiver hold dispatcher resources. A
+      // response read to its end leaves the socket clean, and a keep-alive agent may reuse it.
+      if (!responseComplete) request?.destroy();
     };
 
     // One deadline for the whole attempt (DNS, connect, TLS, response), not per socket phase:
@@ -83,47 +93,64 @@ export async function postWebhook(options: PostWebhookOptions): Promise<AttemptR
     }, options.timeoutMs);
 
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-    resolveVettedAddresses(host, options.allowPrivateAddresses)
+    const attempt = (addresses: VettedAddress[], retryStale: boolean) => {
+      try {
+        request = send(url, options, addresses);
+      } catch (error) {
+        // e.g. a header value with a newline in it; http.request validates synchronously.
+        settle({ error: describeError(error) });
+        return;
+      }
+      const sent = request;
+      sent.on('error', (error) => {
+        // A pooled socket the receiver closed while idle fails before any answer: the request
+        // never reached it, so it goes once more, on another socket of the same vetted addresses.
+        if (retryStale && sent.reusedSocket && !finishResponse && !settled && isStaleSocket(error)) {
+          attempt(addresses, false);
+          return;
+        }
+        settle({ error: describeError(error) });
+      });
+      sent.on('response', (response) => {
+        const statusCode = response.statusCode ?? 0;
+        if (statusCode >= 300 && statusCode < 400) {
+          // Following a redirect would bypass the address check (a public host redirecting to
+          // 169.254.169.254), and receivers are expected to answer at the registered URL.
+          settle({ statusCode, error: `redirect not followed (${statusCode})` });
+          return;
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        const finish = (responseComplete: boolean) =>
+          settle(
+            {
+              ok: statusCode >= 200 && statusCode < 300,
+              statusCode,
+              responseBody: Buffer.concat(chunks).toString('utf8'),
+            },
+            responseComplete,
+          );
+        finishResponse = () => finish(false);
+        response.on('data', (chunk: Buffer) => {
+          const room = maxBytes - size;
+          chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
+          size += Math.min(chunk.length, room);
+          // The body is only kept for diagnostics, so stop at the cap instead of draining it.
+          if (size >= maxBytes) finishResponse?.();
+        });
+        // A body cut short (reset, or destroyed by us) still has a valid status code.
+        response.on('end', () => finish(response.complete));
+        response.on('error', () => finishResponse?.());
+        response.on('close', () => finishResponse?.());
+      });
+      sent.end(options.body);
+    };
+
+    resolveVettedAddresses(host, options.allowPrivateAddresses, options.lookupAll ?? systemLookupAll)
       .then(
         (addresses) => {
           if (settled) return; // the deadline passed while DNS was still answering
-          try {
-            request = send(url, options, addresses);
-          } catch (error) {
-            // e.g. a header value with a newline in it; http.request validates synchronously.
-            settle({ error: describeError(error) });
-            return;
-          }
-          request.on('error', (error) => settle({ error: describeError(error) }));
-          request.on('response', (response) => {
-            const statusCode = response.statusCode ?? 0;
-            if (statusCode >= 300 && statusCode < 400) {
-              // Following a redirect would bypass the address check (a public host redirecting to
-              // 169.254.169.254), and receivers are expected to answer at the registered URL.
-              settle({ statusCode, error: `redirect not followed (${statusCode})` });
-              return;
-            }
-            const chunks: Buffer[] = [];
-            let size = 0;
-            finishResponse = () =>
-              settle({
-                ok: statusCode >= 200 && statusCode < 300,
-                statusCode,
-                responseBody: Buffer.concat(chunks).toString('utf8'),
-              });
-            response.on('data', (chunk: Buffer) => {
-              const room = maxBytes - size;
-              chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
-              size += Math.min(chunk.length, room);
-              // The body is only kept for diagnostics, so stop at the cap instead of draining it.
-              if (size >= maxBytes) finishResponse?.();
-            });
-            // A body cut short (reset, or destroyed by us) still has a valid status code.
-            response.on('end', () => finishResponse?.());
-            response.on('error', () => finishResponse?.());
-            response.on('close', () => finishResponse?.());
-          });
-          request.end(options.body);
+          attempt(addresses, true);
         },
         (error: unknown) => settle({ error: describeError(error) }),
       )
@@ -153,29 +180,15 @@ function send(url: URL, options: PostWebhookOptions, addresses: VettedAddress[])
     // again: a second lookup could return a different (private) address, i.e. DNS rebinding.
     // The URL keeps the host name, so the Host header and TLS SNI/certificate check still use it.
     lookup: pinnedLookup(addresses),
-    // No pooled keep-alive sockets: each attempt connects afresh to the addresses vetted for it.
-    agent: false,
+    // A pooled socket only ever connects to these same vetted addresses (see ReceiverAgents).
+    agent: options.agents?.agentFor(url, addresses) ?? false,
   });
 }
 
-/** A `lookup` for net/tls that answers only with already vetted addresses, whatever it is asked. */
-function pinnedLookup(addresses: VettedAddress[]): LookupFunction {
-  return (_hostname: string, lookupOptions: LookupOptions, callback) => {
-    const family = lookupOptions.family === 'IPv4' ? 4 : lookupOptions.family === 'IPv6' ? 6 : lookupOptions.family;
-    const matching = family === 4 || family === 6 ? addresses.filter((a) => a.family === family) : addresses;
-    const first = matching[0];
-    if (!first) {
-      callback(Object.assign(new Error('dns lookup failed'), { code: 'ENOTFOUND' }), '');
-    } else if (lookupOptions.all) {
-      // Node 20 asks for all addresses (happy eyeballs, autoSelectFamily) and tries them in turn.
-      callback(
-        null,
-        matching.map((a): LookupAddress => ({ address: a.address, family: a.family })),
-      );
-    } else {
-      callback(null, first.address, first.family);
-    }
-  };
+/** The error of a request on a pooled socket the receiver had already closed. */
+function isStaleSocket(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return code === 'ECONNRESET' || code === 'EPIPE';
 }
 
 const ERROR_MESSAGES: Record<string, string> = {

@@ -1,8 +1,7 @@
-import type { Db } from '@booking/db';
 import { OUTBOX_CHANNEL } from '@booking/events';
 import type { DeliveryQueue } from '@booking/webhook-queue';
 import type { Logger } from 'pino';
-import { Client } from 'pg';
+import { Client, type Pool } from 'pg';
 import { relayOutbox } from './relay-outbox';
 
 const LISTEN_RETRY_MS = 5_000;
@@ -13,7 +12,7 @@ const LISTEN_RETRY_MS = 5_000;
  * outbox batch by batch. Returns a stop function.
  */
 export async function startOutboxRelay(deps: {
-  db: Db;
+  sql: Pool;
   queue: DeliveryQueue;
   databaseUrl: string;
   retryDelaysMs: number[];
@@ -25,8 +24,16 @@ export async function startOutboxRelay(deps: {
   let again = false;
 
   const drain = async () => {
-    while (!stopped && (await relayOutbox(deps.db, deps.queue, deps.retryDelaysMs)) > 0) {
-      // keep going until the outbox is empty
+    // Each batch's jobs are queued while the next batch is relayed; the drain ends once all are.
+    let queued: Promise<unknown> = Promise.resolve();
+    try {
+      while (!stopped) {
+        const batch = await relayOutbox(deps.sql, deps.queue, deps.retryDelaysMs);
+        queued = Promise.all([queued, batch.queued]);
+        if (batch.relayed === 0) break;
+      }
+    } finally {
+      await queued;
     }
   };
   // One drain at a time; a wake-up during a drain runs one more after it.

@@ -1,49 +1,58 @@
-import type { Db } from '@booking/db';
-import { endpointWants } from '@booking/events';
+import { SUBSCRIBABLE_EVENTS } from '@booking/events';
 import { enqueueDeliveries, type DeliveryQueue } from '@booking/webhook-queue';
-import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
 
-const BATCH = 200;
+const BATCH = 1000;
+
+// One statement: claim a batch of events, mark them relayed and write one delivery per endpoint
+// that wants each (`endpointWants` of @booking/events: a subscribable event, and the endpoint
+// listens to all events or names it). A disabled endpoint's deliveries wait for its resume.
+const RELAY_BATCH: pg.QueryConfig = {
+  name: 'dispatcher-relay-batch',
+  text: `
+    WITH claimed AS (
+      SELECT id, tenant_id, name FROM events WHERE relayed_at IS NULL
+      ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED
+    ),
+    relayed AS (
+      UPDATE events e SET relayed_at = now() FROM claimed c WHERE e.id = c.id RETURNING e.id
+    ),
+    deliveries AS (
+      INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_id, event_name, status, created_at, updated_at)
+      SELECT gen_random_uuid(), c.tenant_id, p.id, c.id, c.name,
+             (CASE WHEN p.status = 'disabled' THEN 'waiting' ELSE 'pending' END)::webhook_delivery_status, now(), now()
+      FROM claimed c
+      JOIN webhook_endpoints p ON p.tenant_id = c.tenant_id AND p.deleted_at IS NULL
+      WHERE c.name = ANY($2::text[]) AND (cardinality(p.events) = 0 OR c.name = ANY(p.events))
+      ON CONFLICT (endpoint_id, event_id) DO NOTHING
+      RETURNING id, status
+    )
+    SELECT (SELECT count(*) FROM relayed)::int AS relayed,
+           coalesce((SELECT array_agg(id::text) FROM deliveries WHERE status = 'pending'), '{}') AS pending`,
+};
 
 /**
- * Moves one batch of events from the outbox into deliveries, one per endpoint that wants the
- * event, and queues them. Rows are claimed with SKIP LOCKED, so several dispatcher processes
- * relay side by side without taking the same event. Deliveries and the event's relayed_at commit
- * together; queuing happens after, and a crash in between is repaired by the sweeper, which
- * queues pending deliveries that have no job. Returns how many events it relayed.
+ * Moves one batch of events from the outbox into deliveries and queues them. Rows are claimed
+ * with SKIP LOCKED, so several dispatcher processes relay side by side without taking the same
+ * event. Deliveries and the event's relayed_at commit together (one statement); queuing happens
+ * after, and a crash in between is repaired by the sweeper, which queues pending deliveries that
+ * have no job. Returns how many events it relayed, and the queuing, which the caller awaits
+ * while it relays the next batch.
  */
-export async function relayOutbox(db: Db, queue: DeliveryQueue, retryDelaysMs: number[]): Promise<number> {
-  const { relayed, pending } = await db.$transaction(async (tx) => {
-    const events = await tx.$queryRaw<{ id: string; tenant_id: string; name: string }[]>`
-      SELECT id, tenant_id, name FROM events WHERE relayed_at IS NULL
-      ORDER BY created_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`;
-    if (events.length === 0) return { relayed: 0, pending: [] as string[] };
-
-    const endpoints = await tx.webhookEndpoint.findMany({
-      where: { tenantId: { in: [...new Set(events.map((e) => e.tenant_id))] }, deletedAt: null },
-      select: { id: true, tenantId: true, events: true, status: true },
-    });
-    const deliveries = events.flatMap((event) =>
-      endpoints
-        .filter((endpoint) => endpoint.tenantId === event.tenant_id && endpointWants(endpoint.events, event.name))
-        .map((endpoint) => ({
-          id: randomUUID(),
-          tenantId: event.tenant_id,
-          endpointId: endpoint.id,
-          eventId: event.id,
-          eventName: event.name,
-          // A disabled endpoint's deliveries wait for it to be resumed.
-          status: endpoint.status === 'disabled' ? ('waiting' as const) : ('pending' as const),
-        })),
-    );
-    await tx.webhookDelivery.createMany({ data: deliveries, skipDuplicates: true });
-    await tx.event.updateMany({ where: { id: { in: events.map((e) => e.id) } }, data: { relayedAt: new Date() } });
-    return { relayed: events.length, pending: deliveries.filter((d) => d.status === 'pending').map((d) => d.id) };
+export async function relayOutbox(
+  pool: pg.Pool,
+  queue: DeliveryQueue,
+  retryDelaysMs: number[],
+): Promise<{ relayed: number; queued: Promise<void> }> {
+  const { rows } = await pool.query<{ relayed: number; pending: string[] }>({
+    ...RELAY_BATCH,
+    values: [BATCH, SUBSCRIBABLE_EVENTS],
   });
-  await enqueueDeliveries(
+  const { relayed, pending } = rows[0] ?? { relayed: 0, pending: [] };
+  const queued = enqueueDeliveries(
     queue,
     pending.map((id) => ({ id })),
     retryDelaysMs,
   );
-  return relayed;
+  return { relayed, queued };
 }

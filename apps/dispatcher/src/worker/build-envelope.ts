@@ -1,14 +1,13 @@
-import type { Db, Prisma } from '@booking/db';
+import type { Db } from '@booking/db';
 import { openSecret } from '@booking/signing';
-
-type DeliveryWithEvent = Prisma.WebhookDeliveryGetPayload<{ include: { event: true } }>;
+import type { DeliveryToSend } from './read-delivery';
 
 /**
  * The body receivers get: `{id, event, emitted_at, data}` (+ `_test` on test deliveries). The
  * event's data is what was recorded with the change, except a customer's contact fields, which
  * are read now so that receivers never act on an address the customer has since changed.
  */
-export async function buildEnvelope(db: Db, delivery: DeliveryWithEvent): Promise<Record<string, unknown>> {
+export async function buildEnvelope(db: Db, delivery: DeliveryToSend): Promise<Record<string, unknown>> {
   if (delivery.isTest || !delivery.event) {
     return {
       id: delivery.id,

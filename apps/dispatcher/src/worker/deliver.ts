@@ -4,13 +4,20 @@ import type { DeliveryJobData } from '@booking/webhook-queue';
 import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { postWebhook } from '../delivery/post-webhook';
+import type { ReceiverAgents } from '../delivery/receiver-agents';
 import type { DispatcherMetrics } from '../metrics';
+import type pg from 'pg';
+import type { AttemptRecorder } from './attempt-recorder';
 import { buildEnvelope, withSecretFields } from './build-envelope';
-import { recordAttempt } from './record-attempt';
+import { readDelivery } from './read-delivery';
 import { signedHeaders } from './signed-headers';
 
 export interface DeliverDeps {
   db: Db;
+  /** The raw pool for the statements every attempt runs (see sql-pool). */
+  sql: pg.Pool;
+  recorder: AttemptRecorder;
+  agents: ReceiverAgents;
   config: Config;
   logger: Logger;
   metrics: DispatcherMetrics;
@@ -25,10 +32,7 @@ export interface DeliverDeps {
  */
 export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>, token?: string): Promise<void> {
   const { db, config, metrics } = deps;
-  const delivery = await db.webhookDelivery.findUnique({
-    where: { id: job.data.deliveryId },
-    include: { event: true, endpoint: true },
-  });
+  const delivery = await readDelivery(deps.sql, job.data.deliveryId);
   // Gone, or settled by an earlier run of this job that crashed before completing it.
   if (!delivery || delivery.status === 'succeeded' || delivery.status === 'abandoned') return;
   const { endpoint } = delivery;
@@ -68,6 +72,7 @@ export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>, toke
         body,
         timeoutMs: config.webhooks.timeoutMs,
         allowPrivateAddresses: config.webhooks.allowPrivateUrls,
+        agents: deps.agents,
       })
     : {
         ok: false,
@@ -78,13 +83,11 @@ export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>, toke
       };
   metrics.attemptSeconds.observe({ ok: String(result.ok) }, result.durationMs / 1000);
 
-  const { outcome, endpointDisabled, nextDelayMs } = await recordAttempt(db, {
+  const { outcome, endpointDisabled, nextDelayMs } = await deps.recorder.record({
     deliveryId: delivery.id,
     endpointId: endpoint.id,
     startedAt,
     result,
-    retryDelaysMs: config.webhooks.retryDelaysMs,
-    autoDisableAfter: config.webhooks.autoDisableAfter,
   });
   metrics.deliveries.inc({ outcome: outcome === 'retrying' ? 'failed' : outcome });
   if (endpointDisabled) {

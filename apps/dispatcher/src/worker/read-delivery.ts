@@ -1,0 +1,94 @@
+import type pg from 'pg';
+
+/** A delivery with what its attempt needs of its event and endpoint, read in one statement. */
+export interface DeliveryToSend {
+  id: string;
+  tenantId: string;
+  eventName: string;
+  status: string;
+  isTest: boolean;
+  testData: unknown;
+  createdAt: Date;
+  event: { data: unknown; entityType: string; entityId: string; sealedData: string | null; createdAt: Date } | null;
+  endpoint: {
+    id: string;
+    url: string;
+    status: string;
+    deletedAt: Date | null;
+    secretCiphertext: string;
+    previousSecretCiphertext: string | null;
+    previousSecretExpiresAt: Date | null;
+  };
+}
+
+interface Row {
+  id: string;
+  tenant_id: string;
+  event_name: string;
+  status: string;
+  is_test: boolean;
+  test_data: unknown;
+  created_at: Date;
+  event_id: string | null;
+  event_data: unknown;
+  entity_type: string | null;
+  entity_id: string | null;
+  sealed_data: string | null;
+  event_created_at: Date | null;
+  endpoint_id: string;
+  url: string;
+  endpoint_status: string;
+  deleted_at: Date | null;
+  secret_ciphertext: string;
+  previous_secret_ciphertext: string | null;
+  previous_secret_expires_at: Date | null;
+}
+
+const READ_DELIVERY: pg.QueryConfig<[string]> = {
+  name: 'dispatcher-read-delivery',
+  text: `
+    SELECT d.id, d.tenant_id, d.event_name, d.status::text AS status, d.is_test, d.test_data, d.created_at,
+           e.id AS event_id, e.data AS event_data, e.entity_type, e.entity_id, e.sealed_data,
+           e.created_at AS event_created_at,
+           p.id AS endpoint_id, p.url, p.status::text AS endpoint_status, p.deleted_at, p.secret_ciphertext,
+           p.previous_secret_ciphertext, p.previous_secret_expires_at
+    FROM webhook_deliveries d
+    JOIN webhook_endpoints p ON p.id = d.endpoint_id
+    LEFT JOIN events e ON e.id = d.event_id
+    WHERE d.id = $1::uuid`,
+};
+
+/** The delivery, its event and its endpoint, or null when the delivery is gone. */
+export async function readDelivery(pool: pg.Pool, deliveryId: string): Promise<DeliveryToSend | null> {
+  const { rows } = await pool.query<Row, [string]>({ ...READ_DELIVERY, values: [deliveryId] });
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    eventName: row.event_name,
+    status: row.status,
+    isTest: row.is_test,
+    testData: row.test_data,
+    createdAt: row.created_at,
+    event:
+      row.event_id === null
+        ? null
+        : {
+            data: row.event_data,
+            entityType: row.entity_type!,
+            entityId: row.entity_id!,
+            sealedData: row.sealed_data,
+            createdAt: row.event_created_at!,
+          },
+    endpoint: {
+      id: row.endpoint_id,
+      url: row.url,
+      status: row.endpoint_status,
+      deletedAt: row.deleted_at,
+      secretCiphertext: row.secret_ciphertext,
+      previousSecretCiphertext: row.previous_secret_ciphertext,
+      previousSecretExpiresAt: row.previous_secret_expires_at,
+    },
+  };
+}
