@@ -1,6 +1,6 @@
 import { systemLookupAll, type LookupAll } from '@booking/address-policy';
 import type { Config } from '@booking/config';
-import { createPrismaClient, createRedis, type Db, type Redis } from '@booking/db';
+import { createPgPool, createPrismaClient, createRedis, type Db, type PgPool, type Redis } from '@booking/db';
 import { jobRunsAt, type JobRunsAt } from '@booking/jobs';
 import { createDeliveryQueue, type DeliveryQueue } from '@booking/webhook-queue';
 import { createLogger, type Logger } from '@booking/logging';
@@ -14,6 +14,8 @@ import { createStripe } from './payments/stripe-client';
 export interface AppDeps {
   config: Config;
   db: Db;
+  /** The pool `db` runs on, for the few hot statements written as raw SQL (a booking's). */
+  pool: PgPool;
   redis: Redis;
   logger: Logger;
   holds: HoldStore;
@@ -39,16 +41,15 @@ export function createAppDeps(config: Config): AppDeps {
   queueRedis.on('error', (error: Error) => logger.warn({ err: error }, 'queue redis connection error'));
   const deliveryQueue = createDeliveryQueue(queueRedis, config.queuePrefix, { failFast: true });
   deliveryQueue.on('error', (error: Error) => logger.warn({ err: error }, 'delivery queue error'));
+  const pool = createPgPool(config.databaseUrl, {
+    poolSize: config.dbPoolSize,
+    ...config.dbTimeouts,
+    refuseStatement: refuseStatementPastDeadline,
+  });
   return {
     config,
-    db: transactionsWithinDeadline(
-      createPrismaClient(config.databaseUrl, {
-        poolSize: config.dbPoolSize,
-        ...config.dbTimeouts,
-        refuseStatement: refuseStatementPastDeadline,
-      }),
-      config.dbTimeouts,
-    ),
+    db: transactionsWithinDeadline(createPrismaClient(pool, config.dbTimeouts), config.dbTimeouts),
+    pool,
     redis,
     logger,
     holds: new HoldStore(redis, config.holdTtlSeconds, logger),

@@ -1,5 +1,7 @@
 export { createPrismaClient } from './prisma-client';
 export type { Db, Tx } from './prisma-client';
+export { createPgPool } from './pg-pool';
+export type { PgPool, PgPoolOptions } from './pg-pool';
 export { createRedis } from './redis';
 export type { Redis } from './redis';
 export { applyMigrations } from './migrations/apply-migrations';
