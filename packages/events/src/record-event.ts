@@ -17,6 +17,55 @@ type SecretFields<N extends RecordedEventName> = [EventSecretFields<N>] extends 
   ? { secretFields?: undefined }
   : { secretFields: EventSecretFields<N>; secretKey: string };
 
+/** An event as a producer states it: `fields` typed by the event's payload schema (payloads/). */
+export type EventInput<N extends RecordedEventName, F extends EventFields<N>> = {
+  tenantId: string;
+  name: N;
+  /** Fixed per event, or one of a few (EVENT_ENTITY). */
+  entityType: EntityOf<N>;
+  entityId: string;
+  fields: Exactly<EventFields<N>, F>;
+} & SecretFields<N>;
+
+/** An outbox row, exactly as it is written to the events table. */
+export interface EventRow {
+  id: string;
+  tenantId: string;
+  name: string;
+  entityType: string;
+  entityId: string;
+  schemaVersion: number;
+  sealedData: string | null;
+  data: Record<string, Prisma.InputJsonValue | null>;
+}
+
+/**
+ * The one home of an outbox row's shape: its id, schema version, sealed fields and `data`.
+ * recordEvent writes it through Prisma; a hot path that writes its event inside a raw SQL
+ * statement writes this same row.
+ */
+export function eventRow<N extends RecordedEventName, F extends EventFields<N>>(event: EventInput<N, F>): EventRow {
+  assertRecordedFields(event.name, event.entityType, event.fields);
+  const id = randomUUID();
+  const schemaVersion = EVENT_SCHEMA_VERSIONS[event.name];
+  return {
+    id,
+    tenantId: event.tenantId,
+    name: event.name,
+    entityType: event.entityType,
+    entityId: event.entityId,
+    schemaVersion,
+    sealedData: sealedFields(event),
+    data: {
+      event_id: id,
+      schema_version: schemaVersion,
+      entity_type: event.entityType,
+      entity_id: event.entityId,
+      ...(event.fields as Record<string, Prisma.InputJsonValue | null>),
+    },
+  };
+}
+
 /**
  * Writes an event to the outbox inside the caller's transaction, so the event exists if and only
  * if the change it describes committed. The webhook dispatcher delivers it later. `fields` are
@@ -25,40 +74,14 @@ type SecretFields<N extends RecordedEventName> = [EventSecretFields<N>] extends 
  */
 export async function recordEvent<N extends RecordedEventName, F extends EventFields<N>>(
   tx: Tx,
-  event: {
-    tenantId: string;
-    name: N;
-    /** Fixed per event, or one of a few (EVENT_ENTITY). */
-    entityType: EntityOf<N>;
-    entityId: string;
-    fields: Exactly<EventFields<N>, F>;
-  } & SecretFields<N>,
+  event: EventInput<N, F>,
 ): Promise<string> {
-  assertRecordedFields(event.name, event.entityType, event.fields);
-  const id = randomUUID();
-  const schemaVersion = EVENT_SCHEMA_VERSIONS[event.name];
-  await tx.event.create({
-    data: {
-      id,
-      tenantId: event.tenantId,
-      name: event.name,
-      entityType: event.entityType,
-      entityId: event.entityId,
-      schemaVersion,
-      sealedData: sealedFields(event),
-      data: {
-        event_id: id,
-        schema_version: schemaVersion,
-        entity_type: event.entityType,
-        entity_id: event.entityId,
-        ...(event.fields as Record<string, Prisma.InputJsonValue | null>),
-      },
-    },
-  });
+  const row = eventRow(event);
+  await tx.event.create({ data: row });
   // Wakes the dispatcher's relay. PostgreSQL delivers the notification only if and when this
   // transaction commits; the relay also polls, so a lost notification only adds latency.
   await tx.$executeRaw`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`;
-  return id;
+  return row.id;
 }
 
 /** The PostgreSQL notification channel the outbox relay listens on. */
