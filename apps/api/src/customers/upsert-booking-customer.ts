@@ -9,19 +9,59 @@ export interface CustomerContact {
   phone?: string;
 }
 
+/** What made a customer, for customer.created: a new booking, a booking transferred to them, or an online order. */
+export type CustomerSource = 'booking' | 'transfer' | 'order';
+
+/**
+ * The contact fields a booking's contact changes on an existing customer: the first name always
+ * counts, a last name or phone only when given.
+ */
+export function changedContactFields(
+  customer: { firstName: string; lastName: string | null; phone: string | null },
+  contact: CustomerContact,
+): string[] {
+  return [
+    contact.firstName !== customer.firstName && 'first_name',
+    contact.lastName !== undefined && contact.lastName !== customer.lastName && 'last_name',
+    contact.phone !== undefined && contact.phone !== customer.phone && 'phone',
+  ].filter((field): field is string => field !== false);
+}
+
+/** The customer.created event of a customer a booking (or transfer, or order) made. */
+export function customerCreatedEvent(tenantId: string, customerId: string, source: CustomerSource) {
+  return {
+    tenantId,
+    name: 'customer.created' as const,
+    entityType: 'customer' as const,
+    entityId: customerId,
+    fields: { customer_id: customerId, source },
+  };
+}
+
+/** The customer.updated event naming the contact fields that changed. */
+export function customerUpdatedEvent(tenantId: string, customerId: string, changedFields: string[]) {
+  return {
+    tenantId,
+    name: 'customer.updated' as const,
+    entityType: 'customer' as const,
+    entityId: customerId,
+    fields: { customer_id: customerId, changed_fields: changedFields },
+  };
+}
+
 /**
  * The tenant's customer for an email, made or refreshed by a booking: one per (tenant, email).
  * A new customer records customer.created; a changed name or phone records customer.updated
  * with the fields that changed (receivers read the contact itself at delivery time).
  * INSERT ... ON CONFLICT keeps two first bookings by one new email from failing each other.
+ * (A plain booking does the same in its one statement: see insert-booking.)
  */
 export async function upsertBookingCustomer(
   tx: Tx,
   tenantId: string,
   email: string,
   contact: CustomerContact,
-  /** What made the customer, for customer.created: a new booking, a booking transferred to them, or an online order. */
-  source: 'booking' | 'transfer' | 'order' = 'booking',
+  source: CustomerSource = 'booking',
 ): Promise<string> {
   const [inserted] = await tx.$queryRaw<{ id: string }[]>`
     INSERT INTO customers (id, tenant_id, email, first_name, last_name, phone, updated_at)
@@ -29,34 +69,18 @@ export async function upsertBookingCustomer(
     ON CONFLICT (tenant_id, email) DO NOTHING
     RETURNING id`;
   if (inserted) {
-    await recordEvent(tx, {
-      tenantId,
-      name: 'customer.created',
-      entityType: 'customer',
-      entityId: inserted.id,
-      fields: { customer_id: inserted.id, source },
-    });
+    await recordEvent(tx, customerCreatedEvent(tenantId, inserted.id, source));
     return inserted.id;
   }
 
   const customer = (await lockCustomerByEmail(tx, tenantId, email))!;
-  const changed = [
-    contact.firstName !== customer.firstName && 'first_name',
-    contact.lastName !== undefined && contact.lastName !== customer.lastName && 'last_name',
-    contact.phone !== undefined && contact.phone !== customer.phone && 'phone',
-  ].filter((field): field is string => field !== false);
+  const changed = changedContactFields(customer, contact);
   if (changed.length > 0) {
     await tx.customer.update({
       where: { id: customer.id },
       data: { firstName: contact.firstName, lastName: contact.lastName, phone: contact.phone },
     });
-    await recordEvent(tx, {
-      tenantId,
-      name: 'customer.updated',
-      entityType: 'customer',
-      entityId: customer.id,
-      fields: { customer_id: customer.id, changed_fields: changed },
-    });
+    await recordEvent(tx, customerUpdatedEvent(tenantId, customer.id, changed));
   }
   return customer.id;
 }

@@ -1,0 +1,190 @@
+import { randomUUID } from 'node:crypto';
+import type { PgPool } from '@booking/db';
+import { AppError } from '@booking/domain';
+import { OUTBOX_CHANNEL, eventRow, type EventRow } from '@booking/events';
+import {
+  changedContactFields,
+  customerCreatedEvent,
+  customerUpdatedEvent,
+  type CustomerContact,
+} from '../customers/upsert-booking-customer';
+import type { BookingRequest } from './booking-schemas';
+import { bookingCreatedEvent, type NewBooking } from './new-booking';
+import type { PreparedBooking } from './prepare-booking';
+
+/**
+ * A plain booking (no gift card, no membership) in ONE statement, which is its own transaction:
+ * the slot row is locked only while PostgreSQL works, never across a round trip to Node or Redis.
+ *
+ * - `slot` locks the slot FOR NO KEY UPDATE (the lock every change of booked seats takes) and
+ *   reads its latest seats_booked: a row locked after a wait is re-read at its newest version.
+ * - `verdict`: the hold has no booking yet (a conversion that commits while this one waits is
+ *   caught by bookings.hold_id's unique index instead), and booked seats + this booking + the
+ *   other live holds fit the capacity. The other holds' seats ($4) were read from Redis before the
+ *   statement. That is safe: every hold is placed atomically in Redis against the slot's running
+ *   total, this hold's seats (at least the guests booked) included, so a hold placed since the
+ *   read fits beside this booking by construction; and seats_booked, which changes only under
+ *   this lock, is read exactly. The count can only be too high: a hold that ended since the read,
+ *   or one whose seats a confirmation moved into seats_booked since (counted in both). So a
+ *   booking that fits is booked here, and one that does not is decided again by the transaction
+ *   path, which reads the holds under the lock.
+ * - the customer: inserted when the read found none ($11 'new'), else locked as it was read and
+ *   updated when the contact changed it ('changed'). The rows, and the events built in Node with
+ *   the same builders as the transaction's, are written only if that customer is still as read:
+ *   if a concurrent booking made or changed it since, nothing is written.
+ * - the booking, its addons, its events (customer.created/updated, booking.created, rows built
+ *   by eventRow as recordEvent writes them) and the relay's wake-up (pg_notify, delivered at commit).
+ */
+const INSERT_BOOKING = `
+WITH slot AS MATERIALIZED (
+  SELECT capacity, seats_booked FROM slots WHERE id = $2::uuid AND tenant_id = $1::uuid FOR NO KEY UPDATE
+), verdict AS MATERIALIZED (
+  SELECT EXISTS (SELECT 1 FROM bookings WHERE hold_id = $5::uuid) AS hold_used,
+         coalesce((SELECT seats_booked + $3::int + $4::int <= capacity FROM slot), false) AS fits
+), go AS MATERIALIZED (
+  SELECT 1 FROM verdict WHERE fits AND NOT hold_used
+), known_customer AS MATERIALIZED (
+  SELECT id FROM customers
+   WHERE $11::text <> 'new' AND EXISTS (SELECT 1 FROM go)
+     AND id = $6::uuid AND tenant_id = $1::uuid AND email = $7::text
+     AND first_name = $12::text AND last_name IS NOT DISTINCT FROM $13::text AND phone IS NOT DISTINCT FROM $14::text
+     FOR UPDATE
+), new_customer AS (
+  INSERT INTO customers (id, tenant_id, email, first_name, last_name, phone, updated_at)
+  SELECT $6::uuid, $1::uuid, $7::text, $8::text, $9::text, $10::text, now() FROM go WHERE $11::text = 'new'
+  ON CONFLICT (tenant_id, email) DO NOTHING
+  RETURNING id
+), customer AS (
+  SELECT id FROM new_customer UNION ALL SELECT id FROM known_customer
+), changed_customer AS (
+  UPDATE customers SET first_name = $8::text, last_name = coalesce($9::text, last_name),
+                       phone = coalesce($10::text, phone), updated_at = now()
+   WHERE $11::text = 'changed' AND id IN (SELECT id FROM known_customer)
+), booking AS (
+  INSERT INTO bookings (id, tenant_id, experience_id, venue_id, slot_id, customer_id, hold_id, hold_expires_at,
+                        idempotency_ref, status, guest_count, notes, currency, unit_price_cents,
+                        addons_total_cents, total_cents, updated_at)
+  SELECT $15::uuid, $1::uuid, $16::uuid, $17::uuid, $2::uuid, customer.id, $5::uuid, $18::timestamptz,
+         $19::text, 'held', $3::int, $20::text, $21::text, $22::int, $23::int, $24::int, now()
+    FROM customer
+  RETURNING id
+), booking_addons AS (
+  INSERT INTO booking_addons (booking_id, addon_id, qty, unit_price_cents)
+  SELECT booking.id, a.addon_id, a.qty, a.unit_price_cents
+    FROM booking, unnest($25::uuid[], $26::int[], $27::int[]) AS a(addon_id, qty, unit_price_cents)
+), outbox AS (
+  INSERT INTO events (id, tenant_id, name, entity_type, entity_id, schema_version, sealed_data, data)
+  SELECT e.id, e.tenant_id, e.name, e.entity_type, e.entity_id, e.schema_version, e.sealed_data, e.data
+    FROM booking, jsonb_to_recordset($28::jsonb) AS e(id uuid, tenant_id uuid, name text, entity_type text,
+                                                      entity_id uuid, schema_version int, sealed_data text, data jsonb)
+)
+SELECT verdict.hold_used, booking.id IS NOT NULL AS booked,
+       CASE WHEN booking.id IS NOT NULL THEN pg_notify($29::text, '')::text END AS notified
+  FROM verdict LEFT JOIN booking ON true`;
+
+/** The customer as the statement is to find it, what it then does with it, and the event that says so. */
+function customerPlan(prepared: PreparedBooking, contact: CustomerContact) {
+  const known = prepared.customer;
+  if (!known) {
+    const id = randomUUID();
+    return {
+      id,
+      mode: 'new',
+      known,
+      event: eventRow(customerCreatedEvent(prepared.hold.tenantId, id, 'booking')),
+    } as const;
+  }
+  const changed = changedContactFields(known, contact);
+  if (changed.length === 0) return { id: known.id, mode: 'same', known, event: null } as const;
+  return {
+    id: known.id,
+    mode: 'changed',
+    known,
+    event: eventRow(customerUpdatedEvent(prepared.hold.tenantId, known.id, changed)),
+  } as const;
+}
+
+/** The outbox rows as jsonb_to_recordset reads them. */
+function outboxRows(rows: EventRow[]) {
+  return JSON.stringify(
+    rows.map((row) => ({
+      id: row.id,
+      tenant_id: row.tenantId,
+      name: row.name,
+      entity_type: row.entityType,
+      entity_id: row.entityId,
+      schema_version: row.schemaVersion,
+      sealed_data: row.sealedData,
+      data: row.data,
+    })),
+  );
+}
+
+/**
+ * Writes `booking` as described above. Returns its customer's id, or null when this statement
+ * cannot decide (the seats seemed not to fit, or the customer changed since it was read): then
+ * nothing was written, and the transaction path decides instead.
+ */
+export async function insertBooking(
+  pool: PgPool,
+  prepared: PreparedBooking,
+  booking: NewBooking,
+  request: BookingRequest,
+): Promise<string | null> {
+  const contact = {
+    firstName: request.customer.first_name,
+    lastName: request.customer.last_name,
+    phone: request.customer.phone,
+  };
+  const customer = customerPlan(prepared, contact);
+  const events = [...(customer.event ? [customer.event] : []), eventRow(bookingCreatedEvent(booking, prepared.email))];
+  let result;
+  try {
+    result = await pool.query<{ hold_used: boolean; booked: boolean }>({
+      name: 'insert-booking',
+      text: INSERT_BOOKING,
+      values: [
+        booking.tenantId,
+        booking.slotId,
+        booking.guestCount,
+        prepared.otherHoldSeats,
+        booking.holdId,
+        customer.id,
+        prepared.email,
+        contact.firstName,
+        contact.lastName ?? null,
+        contact.phone ?? null,
+        customer.mode,
+        customer.known?.firstName ?? null,
+        customer.known?.lastName ?? null,
+        customer.known?.phone ?? null,
+        booking.id,
+        booking.experienceId,
+        booking.venueId,
+        booking.holdExpiresAt,
+        booking.idempotencyRef ?? null,
+        booking.notes ?? null,
+        booking.currency,
+        booking.unitPriceCents,
+        booking.addonsTotalCents,
+        booking.totalCents,
+        prepared.addons.map((addon) => addon.addonId),
+        prepared.addons.map((addon) => addon.qty),
+        prepared.addons.map((addon) => addon.unitPriceCents),
+        outboxRows(events),
+        OUTBOX_CHANNEL,
+      ],
+    });
+  } catch (error) {
+    // A concurrent conversion of the same hold committed first (bookings.hold_id is unique).
+    if (
+      (error as { code?: string }).code === '23505' &&
+      /hold_id/.test((error as { constraint?: string }).constraint ?? '')
+    )
+      throw new AppError('hold_not_found');
+    throw error;
+  }
+  const verdict = result.rows[0]!;
+  if (verdict.hold_used) throw new AppError('hold_not_found');
+  return verdict.booked ? customer.id : null;
+}
