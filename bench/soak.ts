@@ -14,7 +14,8 @@ import { prepareCatalogue, type Target } from './lib/catalogue';
 import { killAll, rssMb, stopAll, stopChild, type Child } from './lib/children';
 import { loadCheckout } from './lib/checkout';
 import { databaseUrl, REDIS_URL, ROOT, sleep } from './lib/env';
-import { JSON_HEADERS, percentile } from './lib/load';
+import { percentile } from './lib/load';
+import { postJson } from './lib/post-json';
 import { prepareOutbox, startDispatcher } from './lib/outbox';
 import { startReceiver } from './lib/receiver';
 import { createDeliveryQueue, queueConnection } from '@booking/webhook-queue';
@@ -44,15 +45,9 @@ async function post(
   tally: Tally,
 ): Promise<{ status: number; answer: { hold_id?: string } }> {
   const started = performance.now();
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: JSON_HEADERS,
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
-  });
-  const answer = (await res.json()) as { hold_id?: string };
+  const answer = await postJson<{ hold_id?: string }>(url, body);
   tally.latencies.push(performance.now() - started);
-  return { status: res.status, answer };
+  return answer;
 }
 
 async function holdThenBook(apiUrl: string, target: Target, slotId: string, tally: Tally): Promise<void> {
@@ -114,6 +109,15 @@ async function main(): Promise<void> {
     console.log('| s | holds | bookings | failed | skipped | p50 ms | p99 ms | api RSS MB | dispatcher RSS MB |');
     console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     const started = Date.now();
+    /** One line of the table: totals so far, latency and RSS since the last line. */
+    const printRow = (now: number) => {
+      const latencies = tally.latencies.sort((a, b) => a - b);
+      const rss = samples.at(-1)!;
+      console.log(
+        `| ${Math.round((now - started) / 1000)} | ${tally.holds} | ${tally.bookings} | ${tally.failed} | ${tally.skipped} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 99).toFixed(1)} | ${rss.api.toFixed(0)} | ${rss.dispatcher.toFixed(0)} |`,
+      );
+      tally.latencies = [];
+    };
     let nextSample = started;
     let nextPrint = started + PRINT_MS;
     // Fractions of a request per tick carry over, so any rate is kept on average.
@@ -140,12 +144,7 @@ async function main(): Promise<void> {
         nextSample += SAMPLE_MS;
       }
       if (now >= nextPrint) {
-        const latencies = tally.latencies.sort((a, b) => a - b);
-        const last = samples.at(-1)!;
-        console.log(
-          `| ${Math.round((now - started) / 1000)} | ${tally.holds} | ${tally.bookings} | ${tally.failed} | ${tally.skipped} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 99).toFixed(1)} | ${last.api.toFixed(0)} | ${last.dispatcher.toFixed(0)} |`,
-        );
-        tally.latencies = [];
+        printRow(now);
         nextPrint += PRINT_MS;
       }
       const wait = started + tick * TICK_MS - Date.now();
@@ -153,6 +152,8 @@ async function main(): Promise<void> {
     }
     const drainDeadline = Date.now() + 15_000;
     while (inFlight > 0 && Date.now() < drainDeadline) await sleep(50);
+    samples.push({ at: Date.now() - started, api: rssMb(api.child), dispatcher: rssMb(dispatcher) });
+    printRow(Date.now());
 
     const windowMs = Math.min(60_000, (SECONDS * 1000) / 4);
     const first = samples.filter((s) => s.at < windowMs);

@@ -3,7 +3,8 @@ import type { Target } from './catalogue';
 import { spawnNode, untilReady, type Child } from './children';
 import type { Checkout } from './checkout';
 import { freePort, HOLD_TTL_SECONDS, NO_LIMIT_PER_MINUTE, REDIS_URL } from './env';
-import { cannon, JSON_HEADERS, posts, roundRobin, type RequestSpec } from './load';
+import { cannon, posts, roundRobin, type RequestSpec } from './load';
+import { postJson } from './post-json';
 
 export interface Api {
   url: string;
@@ -53,22 +54,9 @@ export function bookingRequests(bodies: object[]): RequestSpec[] {
   return posts('/api/bookings', () => bodies[i++] ?? { hold_id: randomUUID() }, false);
 }
 
-/** One hold placed with fetch; a connection reset is tried again (twice), an answer is not. */
 async function postHold(url: string, body: object): Promise<{ status: number; holdId?: string }> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      const res = await fetch(`${url}/api/bookings/hold`, {
-        method: 'POST',
-        headers: JSON_HEADERS,
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(10_000),
-      });
-      const answer = (await res.json()) as { hold_id?: string };
-      return { status: res.status, holdId: answer.hold_id };
-    } catch (error) {
-      if (attempt === 3) throw error;
-    }
-  }
+  const { status, answer } = await postJson<{ hold_id?: string }>(`${url}/api/bookings/hold`, body);
+  return { status, holdId: answer.hold_id };
 }
 
 /**

@@ -84,6 +84,7 @@ export async function apiHolds(api: Api, target: Target): Promise<Row[]> {
   const [hot, empty, deep, warm] = await target.makeSlots(4);
   process.stderr.write(`${API_HOLDS_HOT}: piling up... `);
   const piledHot = await pileUpHolds(api.url, target.experienceId, hot!, HOT_PILE, PILE_TIME_LIMIT_MS);
+  process.stderr.write(`${piledHot}\n`);
   const m = await measure(API_HOLDS_HOT, { urls: [api.url], requests: holdRequests(target.experienceId, [hot!]) });
   rows.push({
     name: API_HOLDS_HOT,
