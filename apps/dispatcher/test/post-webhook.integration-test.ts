@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import tls from 'node:tls';
 import { within } from '@booking/test-kit';
 import { postWebhook, USER_AGENT, type PostWebhookOptions } from '../src/delivery/post-webhook';
+import { ReceiverAgents } from '../src/delivery/receiver-agents';
 
 // Every server here listens on loopback; nothing in this file sends traffic anywhere else. The
 // refusal tests name other private addresses (10.0.0.1, 169.254.169.254), but the address check
@@ -68,7 +69,7 @@ function selfSignedLocalhostCertificate(): { key: string; cert: string } {
   }
 }
 
-async function startServer(handler: Handler, host = '127.0.0.1'): Promise<TestServer> {
+async function startServer(handler: Handler, host = '127.0.0.1', listenPort = 0): Promise<TestServer> {
   let markClosed: () => void = () => undefined;
   const socketClosed = new Promise<void>((resolve) => (markClosed = resolve));
   const server = http.createServer((req, res) => {
@@ -90,7 +91,7 @@ async function startServer(handler: Handler, host = '127.0.0.1'): Promise<TestSe
     state.connections += 1;
     socket.on('close', () => markClosed());
   });
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  await new Promise<void>((resolve) => server.listen(listenPort, host, resolve));
   const { port } = server.address() as AddressInfo;
   const state: TestServer = {
     port,
@@ -313,6 +314,64 @@ describe('postWebhook', () => {
 
     expect(result).toMatchObject({ ok: false, statusCode: null, error: expect.stringMatching(/^tls error: /) });
     expect(server.requests).toHaveLength(0);
+  });
+
+  describe('with keep-alive agents', () => {
+    const agents = new ReceiverAgents();
+    afterEach(() => agents.destroy());
+
+    it('when 20 deliveries go to one receiver, 5 at a time, then they share at most 5 connections', async () => {
+      const server = await startServer((_req, res) => res.writeHead(200).end('ok'));
+
+      for (let round = 0; round < 4; round += 1) {
+        const results = await Promise.all(
+          Array.from({ length: 5 }, () => postWebhook(options({ url: `${server.origin}/`, agents }))),
+        );
+        expect(results.every((r) => r.ok)).toBe(true);
+      }
+
+      expect(server.requests).toHaveLength(20);
+      expect(server.connections).toBeLessThanOrEqual(5);
+    });
+
+    it('when the name resolves to another address, then the next attempt connects there instead of reusing the pooled socket', async () => {
+      // Both loopback: 127.0.0.2 is loopback on Linux too, so no traffic leaves the machine.
+      const first = await startServer((_req, res) => res.writeHead(200).end());
+      const second = await startServer((_req, res) => res.writeHead(200).end(), '127.0.0.2', first.port);
+      let answer = '127.0.0.1';
+      const lookupAll = () => Promise.resolve([{ address: answer, family: 4 }]);
+      const url = `http://hooks.test:${first.port}/`;
+
+      const before = await postWebhook(options({ url, agents, lookupAll }));
+      answer = '127.0.0.2';
+      const after = await postWebhook(options({ url, agents, lookupAll }));
+
+      expect([before.ok, after.ok]).toEqual([true, true]);
+      expect([first.requests.length, second.requests.length]).toEqual([1, 1]);
+    });
+
+    it('when the name starts resolving to a refused address, then the attempt is refused and the pooled socket is not used', async () => {
+      const server = await startServer((_req, res) => res.writeHead(200).end());
+      let answers = [{ address: '127.0.0.1', family: 4 }];
+      const lookupAll = () => Promise.resolve(answers);
+      const url = `http://hooks.test:${server.port}/`;
+      expect(await postWebhook(options({ url, agents, lookupAll }))).toMatchObject({ ok: true });
+
+      // A second record that is no address at all: the whole answer is refused, whatever else it holds.
+      answers = [
+        { address: '127.0.0.1', family: 4 },
+        { address: '127.0.0.1', family: 5 },
+      ];
+      const refused = await postWebhook(options({ url, agents, lookupAll }));
+
+      expect(refused).toMatchObject({
+        ok: false,
+        statusCode: null,
+        error: 'address not allowed: 127.0.0.1 (invalid)',
+      });
+      expect(server.requests).toHaveLength(1);
+      expect(server.connections).toBe(1);
+    });
   });
 
   describe('with allowPrivateAddresses false', () => {

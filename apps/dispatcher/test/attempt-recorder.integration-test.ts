@@ -1,0 +1,136 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { createAttemptRecorder, type AttemptToRecord } from '../src/worker/attempt-recorder';
+
+// The recorder on the test database (migrated by Jest's global set-up), with a tenant, an
+// endpoint and deliveries of this file's own; nothing here sends any HTTP.
+const RETRY_DELAYS_MS = [0, 100, 200, 300, 400, 500];
+let pool: pg.Pool;
+let tenantId: string;
+let endpointId: string;
+
+beforeAll(async () => {
+  pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
+  tenantId = randomUUID();
+  endpointId = randomUUID();
+  await pool.query(`INSERT INTO tenants (id, slug, name) VALUES ($1, $2, 'Recorder tests')`, [
+    tenantId,
+    `recorder-${randomBytes(4).toString('hex')}`,
+  ]);
+  await pool.query(
+    `INSERT INTO webhook_endpoints (id, tenant_id, url, events, secret_ciphertext, updated_at)
+     VALUES ($1, $2, 'http://127.0.0.1:9/never-called', '{}', 'unused', now())`,
+    [endpointId, tenantId],
+  );
+});
+
+afterAll(async () => {
+  await pool.end();
+});
+
+async function deliveries(count: number): Promise<string[]> {
+  const ids = Array.from({ length: count }, () => randomUUID());
+  await pool.query(
+    `INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_name, is_test, updated_at)
+     SELECT id, $2, $3, 'booking.created', true, now() FROM unnest($1::uuid[]) AS id`,
+    [ids, tenantId, endpointId],
+  );
+  return ids;
+}
+
+function attempt(deliveryId: string, ok = true): AttemptToRecord {
+  return {
+    deliveryId,
+    endpointId,
+    startedAt: new Date(),
+    result: ok
+      ? { ok: true, statusCode: 200, durationMs: 3, responseBody: 'ok', error: null }
+      : { ok: false, statusCode: 500, durationMs: 3, responseBody: 'no', error: null },
+  };
+}
+
+/** Counts the transactions the recorder runs: each batch takes one connection from the pool. */
+function countBatches(): { readonly count: number } {
+  const counter = { count: 0 };
+  pool.on('acquire', () => (counter.count += 1));
+  return counter;
+}
+
+async function attemptRows(ids: string[]) {
+  const { rows } = await pool.query<{ delivery_id: string; attempt_number: number; attempt_count: number }>(
+    `SELECT a.delivery_id, a.attempt_number, d.attempt_count
+     FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+     WHERE a.delivery_id = ANY($1::uuid[]) ORDER BY a.delivery_id, a.attempt_number`,
+    [ids],
+  );
+  return rows;
+}
+
+describe('the attempt recorder (group commit)', () => {
+  afterEach(() => pool.removeAllListeners('acquire'));
+
+  it('when 100 jobs record their attempts at once, then every row is stored, each job learns its outcome, and two batches wrote them all', async () => {
+    const ids = await deliveries(100);
+    const recorder = createAttemptRecorder(pool, { retryDelaysMs: RETRY_DELAYS_MS, autoDisableAfter: 20 });
+    const batches = countBatches();
+
+    const outcomes = await Promise.all(ids.map((id, i) => recorder.record(attempt(id, i % 2 === 0))));
+
+    // The first attempt goes at once (nothing else was being written); the 99 that came while it
+    // was written share the next batch.
+    expect(batches.count).toBe(2);
+    expect(outcomes.filter((o) => o.outcome === 'succeeded')).toHaveLength(50);
+    expect(outcomes.filter((o) => o.outcome === 'retrying' && o.nextDelayMs === 100)).toHaveLength(50);
+    const rows = await attemptRows(ids);
+    expect(rows).toHaveLength(100);
+    expect(rows.every((r) => r.attempt_number === 1 && r.attempt_count === 1)).toBe(true);
+    await recorder.close();
+  });
+
+  it('when a batch fails, then every job in it is rejected and nothing of it is stored, and the same attempts record on their next run', async () => {
+    const ids = await deliveries(10);
+    const recorder = createAttemptRecorder(pool, { retryDelaysMs: RETRY_DELAYS_MS, autoDisableAfter: 20 });
+    const [first, ...rest] = ids;
+    const leading = recorder.record(attempt(first!));
+    // A delivery deleted during its attempt: its row cannot be written, so its batch fails.
+    const failing = [...rest.map((id) => recorder.record(attempt(id))), recorder.record(attempt(randomUUID()))];
+
+    await expect(leading).resolves.toMatchObject({ outcome: 'succeeded' });
+    const settled = await Promise.allSettled(failing);
+    expect(settled.map((s) => s.status)).toEqual(failing.map(() => 'rejected'));
+    expect(await attemptRows(rest)).toHaveLength(0);
+
+    // BullMQ runs each rejected job again; this time the batch holds only what can be written.
+    await Promise.all(rest.map((id) => recorder.record(attempt(id))));
+    expect((await attemptRows(ids)).map((r) => r.attempt_number)).toEqual(ids.map(() => 1));
+    await recorder.close();
+  });
+
+  it('when two dispatchers record attempts of the same deliveries at the same time, then attempt numbers never repeat and the counts add up', async () => {
+    const ids = await deliveries(20);
+    const otherPool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
+    const one = createAttemptRecorder(pool, { retryDelaysMs: RETRY_DELAYS_MS, autoDisableAfter: 1000 });
+    const two = createAttemptRecorder(otherPool, { retryDelaysMs: RETRY_DELAYS_MS, autoDisableAfter: 1000 });
+    try {
+      // Three rounds, each recording every delivery's attempt through both recorders at once.
+      for (let round = 0; round < 3; round += 1) {
+        await Promise.all(ids.flatMap((id) => [one.record(attempt(id, false)), two.record(attempt(id, false))]));
+      }
+      const rows = await attemptRows(ids);
+      expect(rows).toHaveLength(ids.length * 6);
+      for (const id of ids) {
+        const mine = rows.filter((r) => r.delivery_id === id);
+        expect(mine.map((r) => r.attempt_number)).toEqual([1, 2, 3, 4, 5, 6]);
+        expect(mine.every((r) => r.attempt_count === 6)).toBe(true);
+      }
+      const { rows: endpoint } = await pool.query<{ consecutive_failures: number }>(
+        'SELECT consecutive_failures FROM webhook_endpoints WHERE id = $1',
+        [endpointId],
+      );
+      expect(endpoint[0]?.consecutive_failures).toBe(ids.length * 6);
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+      await otherPool.end();
+    }
+  });
+});
