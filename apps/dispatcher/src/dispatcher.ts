@@ -11,6 +11,9 @@ import { createSqlPool } from './sql/sql-pool';
 import { createAttemptRecorder } from './worker/attempt-recorder';
 import { startDeliveryWorker } from './worker/delivery-worker';
 
+/** Connections of the Prisma client, besides the DB_POOL_SIZE of the raw pool. */
+const PRISMA_POOL_SIZE = 2;
+
 export interface Dispatcher {
   stop(): Promise<void>;
 }
@@ -25,7 +28,9 @@ export async function startDispatcher(
   logger: Logger,
   options: { metrics?: boolean } = {},
 ): Promise<Dispatcher> {
-  const db = createPrismaClient(config.databaseUrl, { poolSize: config.dbPoolSize, ...config.dbTimeouts });
+  // Prisma serves what is not per delivery (the sweeper, a deleted or disabled endpoint's
+  // deliveries); the relay and the attempts run on the raw pool (sql-pool).
+  const db = createPrismaClient(config.databaseUrl, { poolSize: PRISMA_POOL_SIZE, ...config.dbTimeouts });
   const connection = queueConnection(config.redisUrl);
   connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
   const queue = createDeliveryQueue(connection, config.queuePrefix);

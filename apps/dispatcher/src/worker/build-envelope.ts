@@ -1,4 +1,3 @@
-import type { Db } from '@booking/db';
 import { openSecret } from '@booking/signing';
 import type { DeliveryToSend } from './read-delivery';
 
@@ -7,7 +6,7 @@ import type { DeliveryToSend } from './read-delivery';
  * event's data is what was recorded with the change, except a customer's contact fields, which
  * are read now so that receivers never act on an address the customer has since changed.
  */
-export async function buildEnvelope(db: Db, delivery: DeliveryToSend): Promise<Record<string, unknown>> {
+export function buildEnvelope(delivery: DeliveryToSend): Record<string, unknown> {
   if (delivery.isTest || !delivery.event) {
     return {
       id: delivery.id,
@@ -18,18 +17,14 @@ export async function buildEnvelope(db: Db, delivery: DeliveryToSend): Promise<R
     };
   }
   const data = { ...(delivery.event.data as Record<string, unknown>) };
-  if (delivery.event.entityType === 'customer') {
-    const customer = await db.customer.findFirst({
-      where: { id: delivery.event.entityId, tenantId: delivery.tenantId },
+  const { customer } = delivery;
+  if (customer) {
+    Object.assign(data, {
+      email: customer.email,
+      first_name: customer.firstName,
+      last_name: customer.lastName,
+      phone: customer.phone,
     });
-    if (customer) {
-      Object.assign(data, {
-        email: customer.email,
-        first_name: customer.firstName,
-        last_name: customer.lastName,
-        phone: customer.phone,
-      });
-    }
   }
   return { id: delivery.id, event: delivery.eventName, emitted_at: delivery.event.createdAt.toISOString(), data };
 }

@@ -46,7 +46,7 @@ export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>, toke
     return;
   }
 
-  const envelope = await buildEnvelope(db, delivery);
+  const envelope = buildEnvelope(delivery);
   const startedAt = new Date();
   let body = '';
   let headers: Record<string, string> | null = null;

@@ -9,7 +9,9 @@ export interface DeliveryToSend {
   isTest: boolean;
   testData: unknown;
   createdAt: Date;
-  event: { data: unknown; entityType: string; entityId: string; sealedData: string | null; createdAt: Date } | null;
+  event: { data: unknown; sealedData: string | null; createdAt: Date } | null;
+  /** The contact fields of the event's customer as they are now (customer events only). */
+  customer: { email: string; firstName: string; lastName: string | null; phone: string | null } | null;
   endpoint: {
     id: string;
     url: string;
@@ -31,10 +33,12 @@ interface Row {
   created_at: Date;
   event_id: string | null;
   event_data: unknown;
-  entity_type: string | null;
-  entity_id: string | null;
   sealed_data: string | null;
   event_created_at: Date | null;
+  customer_email: string | null;
+  customer_first_name: string | null;
+  customer_last_name: string | null;
+  customer_phone: string | null;
   endpoint_id: string;
   url: string;
   endpoint_status: string;
@@ -48,17 +52,20 @@ const READ_DELIVERY: pg.QueryConfig<[string]> = {
   name: 'dispatcher-read-delivery',
   text: `
     SELECT d.id, d.tenant_id, d.event_name, d.status::text AS status, d.is_test, d.test_data, d.created_at,
-           e.id AS event_id, e.data AS event_data, e.entity_type, e.entity_id, e.sealed_data,
+           e.id AS event_id, e.data AS event_data, e.sealed_data,
            e.created_at AS event_created_at,
+           c.email AS customer_email, c.first_name AS customer_first_name, c.last_name AS customer_last_name,
+           c.phone AS customer_phone,
            p.id AS endpoint_id, p.url, p.status::text AS endpoint_status, p.deleted_at, p.secret_ciphertext,
            p.previous_secret_ciphertext, p.previous_secret_expires_at
     FROM webhook_deliveries d
     JOIN webhook_endpoints p ON p.id = d.endpoint_id
     LEFT JOIN events e ON e.id = d.event_id
+    LEFT JOIN customers c ON e.entity_type = 'customer' AND c.id = e.entity_id AND c.tenant_id = d.tenant_id
     WHERE d.id = $1::uuid`,
 };
 
-/** The delivery, its event and its endpoint, or null when the delivery is gone. */
+/** The delivery, its event (with its customer) and its endpoint, or null when the delivery is gone. */
 export async function readDelivery(pool: pg.Pool, deliveryId: string): Promise<DeliveryToSend | null> {
   const { rows } = await pool.query<Row, [string]>({ ...READ_DELIVERY, values: [deliveryId] });
   const row = rows[0];
@@ -76,10 +83,17 @@ export async function readDelivery(pool: pg.Pool, deliveryId: string): Promise<D
         ? null
         : {
             data: row.event_data,
-            entityType: row.entity_type!,
-            entityId: row.entity_id!,
             sealedData: row.sealed_data,
             createdAt: row.event_created_at!,
+          },
+    customer:
+      row.customer_email === null
+        ? null
+        : {
+            email: row.customer_email,
+            firstName: row.customer_first_name!,
+            lastName: row.customer_last_name,
+            phone: row.customer_phone,
           },
     endpoint: {
       id: row.endpoint_id,
