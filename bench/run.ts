@@ -31,6 +31,20 @@ interface AppRows {
   scale: Row[];
 }
 
+/** Scenarios that failed, by name and error: the run goes on without their rows, and says so. */
+const failures: { scenario: string; error: string }[] = [];
+
+async function attempt(scenario: string, run: () => Promise<Row[]>): Promise<Row[]> {
+  try {
+    return await run();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`\n${scenario} FAILED: ${message}\n`);
+    failures.push({ scenario, error: message.slice(0, 500) });
+    return [];
+  }
+}
+
 /** Holds, bookings and the API's scaling for one checkout; the booking ceiling runs in this checkout's database. */
 async function apiRuns(checkout: Checkout, rows: AppRows): Promise<Row[]> {
   const url = databaseUrl(benchDatabase(checkout, 'booking_bench'));
@@ -40,13 +54,13 @@ async function apiRuns(checkout: Checkout, rows: AppRows): Promise<Row[]> {
   try {
     const api = await startApi(checkout, url);
     try {
-      rows.holds.push(...(await apiHolds(api, target)));
-      rows.bookings.push(...(await apiBookings(api, target)));
+      rows.holds.push(...(await attempt(`holds (${checkout.label})`, () => apiHolds(api, target))));
+      rows.bookings.push(...(await attempt(`bookings (${checkout.label})`, () => apiBookings(api, target))));
     } finally {
       await stopChild(api.child);
     }
-    if (checkout.label === 'after') ceilings = await bookingCeilings(target, url);
-    rows.scale.push(...(await apiScale(checkout, url, target)));
+    if (checkout.label === 'after') ceilings = await attempt('booking ceiling', () => bookingCeilings(target, url));
+    rows.scale.push(...(await attempt(`API scale (${checkout.label})`, () => apiScale(checkout, url, target))));
   } finally {
     await target.close();
   }
@@ -61,8 +75,10 @@ async function dispatcherRuns(checkout: Checkout, receiver: Receiver, rows: AppR
   );
   process.stderr.write(`\n[${checkout.label}] dispatcher, database ${outbox.databaseUrl}\n`);
   try {
-    rows.dispatcher.push(...(await dispatcherBurst(outbox, receiver)));
-    rows.scale.push(...(await dispatcherScale(outbox, receiver)));
+    rows.dispatcher.push(...(await attempt(`dispatcher (${checkout.label})`, () => dispatcherBurst(outbox, receiver))));
+    rows.scale.push(
+      ...(await attempt(`dispatcher scale (${checkout.label})`, () => dispatcherScale(outbox, receiver))),
+    );
   } finally {
     const connection = queueConnection(REDIS_URL);
     const queue = createDeliveryQueue(connection, outbox.queuePrefix);
@@ -91,13 +107,13 @@ async function main(): Promise<void> {
     const byCheckout = new Map(
       list.map((c) => [c.label, { holds: [], bookings: [], dispatcher: [], scale: [] } as AppRows]),
     );
-    const holdCeilingRows = await holdCeilings();
+    const holdCeilingRows = await attempt('hold ceilings', holdCeilings);
     let bookingCeilingRows: Row[] = [];
     for (const checkout of list) {
       const ceilings = await apiRuns(checkout, byCheckout.get(checkout.label)!);
       if (ceilings.length) bookingCeilingRows = ceilings;
     }
-    const webhookCeilingRows = await webhookCeilings(receiver);
+    const webhookCeilingRows = await attempt('webhook ceilings', () => webhookCeilings(receiver));
     for (const checkout of list) await dispatcherRuns(checkout, receiver, byCheckout.get(checkout.label)!);
 
     const after = byCheckout.get('after')!;
@@ -123,7 +139,9 @@ async function main(): Promise<void> {
           ]
         : []),
     ]);
+    for (const failure of failures) console.log(`FAILED: ${failure.scenario}: ${failure.error}`);
     const file = writeJson(rows, {
+      failures,
       seconds,
       connections: CONNECTIONS,
       warmup_seconds: WARMUP_SECONDS,
@@ -147,7 +165,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 main().then(
-  () => process.exit(0),
+  // A failed scenario leaves the others' figures written, and the run's status says it failed.
+  () => process.exit(failures.length > 0 ? 1 : 0),
   async (error: unknown) => {
     console.error(error);
     await stopAll();

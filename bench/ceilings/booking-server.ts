@@ -1,14 +1,15 @@
 /**
- * The bare booking ceiling: a node:http server doing, on raw `pg` with prepared statements, the
- * one transaction a booking needs: lock the slot row (FOR NO KEY UPDATE), check its capacity,
- * insert the customer (ON CONFLICT for a returning email), the booking, and the outbox rows
- * (customer.created, booking.created) with the relay's NOTIFY; the same tables and columns as
- * the API's booking. Its pool is the API's default size (DB_POOL_SIZE 10).
+ * The bare booking ceiling: a node:http server doing the booking's necessary work in PostgreSQL
+ * the simplest fast way: ONE prepared statement on raw `pg` (its own transaction) that locks the
+ * slot row (FOR NO KEY UPDATE) where the seats fit its capacity, inserts the customer (ON
+ * CONFLICT for a returning email), the booking, and the outbox rows (customer.created,
+ * booking.created) and wakes the relay (pg_notify): the same tables and columns as the API's
+ * booking. Its pool is the API's default size (DB_POOL_SIZE 10).
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { EVENT_SCHEMA_VERSIONS, OUTBOX_CHANNEL } from '@booking/events';
-import { Pool, type PoolClient } from 'pg';
+import { Pool } from 'pg';
 
 interface BookingBody {
   hold_id: string;
@@ -21,26 +22,37 @@ interface BookingBody {
 
 const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 
-const LOCK_SLOT = {
-  name: 'lock-slot',
-  text: 'SELECT capacity, seats_booked FROM slots WHERE id = $1 AND tenant_id = $2 FOR NO KEY UPDATE',
+const BOOK = {
+  name: 'book',
+  text: `
+WITH slot AS MATERIALIZED (
+  SELECT 1 FROM slots
+   WHERE id = $2::uuid AND tenant_id = $1::uuid AND seats_booked + $3::int <= capacity
+     FOR NO KEY UPDATE
+), customer AS (
+  INSERT INTO customers (id, tenant_id, email, first_name, updated_at)
+  SELECT $4::uuid, $1::uuid, $5::text, $6::text, now() FROM slot
+  ON CONFLICT (tenant_id, email) DO UPDATE SET first_name = EXCLUDED.first_name
+  RETURNING id, (xmax = 0) AS created
+), booking AS (
+  INSERT INTO bookings (id, tenant_id, experience_id, venue_id, slot_id, customer_id, hold_id, status, guest_count,
+                        currency, unit_price_cents, addons_total_cents, total_cents, hold_expires_at, updated_at)
+  SELECT $7::uuid, $1::uuid, $8::uuid, $9::uuid, $2::uuid, customer.id, $10::uuid, 'held', $3::int,
+         $11::text, $12::int, 0, $12::int * $3::int, now() + interval '10 minutes', now()
+    FROM customer
+  RETURNING id
+), customer_event AS (
+  INSERT INTO events (id, tenant_id, name, entity_type, entity_id, schema_version, data)
+  SELECT $13::uuid, $1::uuid, 'customer.created', 'customer', customer.id, $14::int,
+         jsonb_build_object('event_id', $13::uuid, 'schema_version', $14::int, 'entity_type', 'customer',
+                            'entity_id', customer.id, 'customer_id', customer.id, 'source', 'booking')
+    FROM customer WHERE customer.created
+), booking_event AS (
+  INSERT INTO events (id, tenant_id, name, entity_type, entity_id, schema_version, data)
+  SELECT $15::uuid, $1::uuid, 'booking.created', 'booking', booking.id, $16::int, $17::jsonb FROM booking
+)
+SELECT booking.id, pg_notify($18::text, '') FROM booking`,
 };
-const INSERT_CUSTOMER = {
-  name: 'insert-customer',
-  text: `INSERT INTO customers (id, tenant_id, email, first_name, updated_at) VALUES ($1, $2, $3, $4, now())
-         ON CONFLICT (tenant_id, email) DO UPDATE SET first_name = EXCLUDED.first_name RETURNING id, (xmax = 0) AS created`,
-};
-const INSERT_BOOKING = {
-  name: 'insert-booking',
-  text: `INSERT INTO bookings (id, tenant_id, experience_id, venue_id, slot_id, customer_id, hold_id, status, guest_count,
-           currency, unit_price_cents, addons_total_cents, total_cents, hold_expires_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'held', $8, $9, $10, 0, $11, now() + interval '10 minutes', now())`,
-};
-const INSERT_EVENT = {
-  name: 'insert-event',
-  text: `INSERT INTO events (id, tenant_id, name, entity_type, entity_id, schema_version, data) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-};
-const NOTIFY = { name: 'notify', text: 'SELECT pg_notify($1, $2)' };
 
 interface Experience {
   tenantId: string;
@@ -72,80 +84,51 @@ async function experience(id: string): Promise<Experience> {
   return found;
 }
 
-async function event(
-  client: PoolClient,
-  tenantId: string,
-  name: keyof typeof EVENT_SCHEMA_VERSIONS,
-  entityType: string,
-  entityId: string,
-  fields: object,
-) {
-  const id = randomUUID();
-  const version = EVENT_SCHEMA_VERSIONS[name];
-  const data = { event_id: id, schema_version: version, entity_type: entityType, entity_id: entityId, ...fields };
-  await client.query({ ...INSERT_EVENT, values: [id, tenantId, name, entityType, entityId, version, data] });
-}
-
 async function book(body: BookingBody): Promise<{ status: number; answer: object }> {
   const terms = await experience(body.experience_id);
   const email = body.customer.email.trim().toLowerCase();
   const bookingId = randomUUID();
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const { rows } = await client.query<{ capacity: number; seats_booked: number }>({
-      ...LOCK_SLOT,
-      values: [body.slot_id, terms.tenantId],
-    });
-    const slot = rows[0];
-    if (!slot || slot.seats_booked + body.guest_count > slot.capacity) {
-      await client.query('ROLLBACK');
-      return { status: 409, answer: { error: 'capacity_exceeded' } };
-    }
-    const customer = await client.query<{ id: string; created: boolean }>({
-      ...INSERT_CUSTOMER,
-      values: [randomUUID(), terms.tenantId, email, body.customer.first_name],
-    });
-    const { id: customerId, created } = customer.rows[0]!;
-    if (created)
-      await event(client, terms.tenantId, 'customer.created', 'customer', customerId, {
-        customer_id: customerId,
-        source: 'booking',
-      });
-    const total = terms.basePriceCents * body.guest_count;
-    await client.query({
-      ...INSERT_BOOKING,
-      values: [
-        bookingId,
-        terms.tenantId,
-        body.experience_id,
-        terms.venueId,
-        body.slot_id,
-        customerId,
-        body.hold_id,
-        body.guest_count,
-        terms.currency,
-        terms.basePriceCents,
-        total,
-      ],
-    });
-    await event(client, terms.tenantId, 'booking.created', 'booking', bookingId, {
-      booking_id: bookingId,
-      experience_id: body.experience_id,
-      venue_id: terms.venueId,
-      slot_id: body.slot_id,
-      customer_email: email,
-      guest_count: body.guest_count,
-    });
-    await client.query({ ...NOTIFY, values: [OUTBOX_CHANNEL, ''] });
-    await client.query('COMMIT');
-    return { status: 201, answer: { booking_id: bookingId, status: 'held', total_cents: total } };
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  const bookingEventId = randomUUID();
+  const bookingVersion = EVENT_SCHEMA_VERSIONS['booking.created'];
+  const { rowCount } = await pool.query({
+    ...BOOK,
+    values: [
+      terms.tenantId,
+      body.slot_id,
+      body.guest_count,
+      randomUUID(),
+      email,
+      body.customer.first_name,
+      bookingId,
+      body.experience_id,
+      terms.venueId,
+      body.hold_id,
+      terms.currency,
+      terms.basePriceCents,
+      randomUUID(),
+      EVENT_SCHEMA_VERSIONS['customer.created'],
+      bookingEventId,
+      bookingVersion,
+      {
+        event_id: bookingEventId,
+        schema_version: bookingVersion,
+        entity_type: 'booking',
+        entity_id: bookingId,
+        booking_id: bookingId,
+        experience_id: body.experience_id,
+        venue_id: terms.venueId,
+        slot_id: body.slot_id,
+        customer_email: email,
+        guest_count: body.guest_count,
+      },
+      OUTBOX_CHANNEL,
+    ],
+  });
+  if (rowCount === 0) return { status: 409, answer: { error: 'capacity_exceeded' } };
+  return {
+    status: 201,
+    answer: { booking_id: bookingId, status: 'held', total_cents: terms.basePriceCents * body.guest_count },
+  };
 }
 
 const server = http.createServer((req, res) => {

@@ -60,9 +60,9 @@ async function postHold(url: string, body: object): Promise<{ status: number; ho
 }
 
 /**
- * Places up to `count` holds of 1 seat on `slotId` through the server at `url` (the API or the
- * hold ceiling), CONNECTIONS at a time, stopping at `timeLimitMs`; returns how many were placed
- * (fewer when time ran out).
+ * Places `count` holds of 1 seat on `slotId` through the server at `url` (the API or the hold
+ * ceiling), CONNECTIONS at a time, stopping at `timeLimitMs`; refused requests (an overloaded
+ * API answers 503) are made up for. Returns how many were placed (fewer when time ran out).
  */
 export async function pileUpHolds(
   url: string,
@@ -71,14 +71,19 @@ export async function pileUpHolds(
   count: number,
   timeLimitMs: number,
 ): Promise<number> {
-  const pile = await cannon({
-    urls: [url],
-    requests: holdRequests(experienceId, [slotId]),
-    amount: count,
-    timeLimitMs,
-  });
-  const placed = pile.statuses['200'] ?? 0;
-  if (placed < pile.requests) throw new Error(`piling up holds: ${JSON.stringify(pile.statuses)}`);
+  const deadline = Date.now() + timeLimitMs;
+  let placed = 0;
+  while (placed < count && Date.now() < deadline) {
+    const pile = await cannon({
+      urls: [url],
+      requests: holdRequests(experienceId, [slotId]),
+      amount: count - placed,
+      timeLimitMs: deadline - Date.now(),
+    });
+    const ok = pile.statuses['200'] ?? 0;
+    if (ok === 0) throw new Error(`piling up holds: no hold placed, ${JSON.stringify(pile.statuses)}`);
+    placed += ok;
+  }
   return placed;
 }
 
