@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { DB_TIMEOUT_DEFAULTS } from '@booking/config';
 import pg from 'pg';
 
@@ -90,6 +91,25 @@ export interface PgPoolOptions {
 }
 
 /**
+ * A pool that hands a connection to a callback in its caller's async context. pg-pool calls a
+ * waiting caller back from wherever a connection came free: inside another caller's query
+ * callback, or the socket events of the request that opened the connection. `refuseStatement`
+ * (the request deadline, read from AsyncLocalStorage) would then judge the statement by that
+ * other request, and refuse fresh requests' statements for an old one's deadline under load.
+ * (A promise-style `connect()` resumes in its caller's context already.)
+ */
+class CallerContextPool extends pg.Pool {
+  override connect(): Promise<pg.PoolClient>;
+  override connect(
+    callback: (error: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void,
+  ): void;
+  override connect(callback?: Parameters<pg.Pool['connect']>[0]): Promise<pg.PoolClient> | void {
+    if (!callback) return super.connect();
+    return super.connect(AsyncResource.bind(callback));
+  }
+}
+
+/**
  * The one place a PostgreSQL connection pool is made. Prisma runs on it (its pg driver adapter)
  * and so do the few hot statements written as raw SQL, so both share one set of connections,
  * timeouts and the `refuseStatement` hook. Every wait on PostgreSQL is bounded (see the
@@ -104,7 +124,7 @@ export function createPgPool(databaseUrl: string, options: PgPoolOptions = {}): 
     transactionTimeoutMs = DB_TIMEOUT_DEFAULTS.transactionTimeoutMs,
     refuseStatement = () => undefined,
   } = options;
-  return new pg.Pool({
+  return new CallerContextPool({
     connectionString: databaseUrl,
     max: poolSize,
     Client: closingClient(refuseStatement),

@@ -1,0 +1,41 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createPgPool } from '../src/pg-pool';
+
+// refuseStatement reads the caller's request from its async context (the API's request
+// deadline). A query that waited for a busy pool's connection must still be judged as its own
+// caller's, not as whichever request happened to free the connection or open its socket.
+describe('a pool whose statements are judged in their caller context', () => {
+  const request = new AsyncLocalStorage<{ name: string; pastDeadline: boolean }>();
+  const judged: string[] = [];
+  const pool = createPgPool(process.env.DATABASE_URL!, {
+    // One connection: the second caller waits in the pool's queue.
+    poolSize: 1,
+    refuseStatement: () => {
+      const caller = request.getStore();
+      judged.push(caller?.name ?? 'none');
+      return caller?.pastDeadline ? new Error(`${caller.name} is past its deadline`) : undefined;
+    },
+  });
+
+  afterAll(() => pool.end());
+
+  it('when a query waits for the connection, then it is judged as its own caller, not as the one that opened or freed the connection', async () => {
+    // An old request opens the pool's only connection, then passes its deadline.
+    const old = { name: 'old', pastDeadline: false };
+    await request.run(old, () => pool.query('SELECT 1'));
+    old.pastDeadline = true;
+    judged.length = 0;
+
+    // Two fresh requests: the second waits until the first frees the connection.
+    const [first, second] = await Promise.all([
+      request.run({ name: 'first', pastDeadline: false }, () => pool.query('SELECT pg_sleep(0.1)')),
+      request.run({ name: 'second', pastDeadline: false }, () =>
+        pool.query({ name: 'probe', text: 'SELECT 2 AS two' }),
+      ),
+    ]);
+
+    expect(first.rowCount).toBe(1);
+    expect(second.rows).toEqual([{ two: 2 }]);
+    expect(judged).toEqual(['first', 'second']);
+  });
+});
