@@ -43,7 +43,7 @@ describe('HoldStore: the running seat total and the slot mirror', () => {
     expect([placed.outcome, kept.outcome]).toEqual(['placed', 'placed']);
     expect((await t.deps.holds.liveSeats([s.slotId])).get(s.slotId)).toBe(33);
 
-    const holds = await t.deps.redis.zrange(`holds:slot:${s.slotId}`, 0, -1);
+    const holds = await t.deps.redis.zrange(`holds:slot:${s.slotId}`, '0', '-1');
     const [convertedId] = holds.find((member) => member.endsWith(':4'))!.split(':');
     const converted = (await t.deps.holds.get(convertedId!))!;
     await t.deps.holds.convert(converted, randomUUID(), 3);
@@ -99,7 +99,7 @@ describe('HoldStore: the running seat total and the slot mirror', () => {
   it("when a hold's seats are confirmed, then they leave the hold and enter the booked figure in one step", async () => {
     const s = await freshSlot(10);
     expect((await s.hold(t.deps.holds, 6)).outcome).toBe('placed');
-    const [member] = await t.deps.redis.zrange(`holds:slot:${s.slotId}`, 0, -1);
+    const [member] = await t.deps.redis.zrange(`holds:slot:${s.slotId}`, '0', '-1');
     const holdId = member!.split(':')[0]!;
 
     await t.deps.holds.seatsBooked(s.slotId, 6, { id: holdId, seats: 6 });
