@@ -9,6 +9,7 @@ import { createMetrics, serveMetrics } from './metrics';
 import { startOutboxRelay } from './relay/outbox-relay';
 import { createSqlPool } from './sql/sql-pool';
 import { createAttemptRecorder } from './worker/attempt-recorder';
+import { createDeliveryReader } from './worker/read-delivery';
 import { startDeliveryWorker } from './worker/delivery-worker';
 
 /** Connections of the Prisma client, besides the DB_POOL_SIZE of the raw pool. */
@@ -42,7 +43,8 @@ export async function startDispatcher(
     autoDisableAfter: config.webhooks.autoDisableAfter,
   });
   const agents = new ReceiverAgents();
-  const worker = startDeliveryWorker({ db, sql, recorder, agents, config, logger, metrics }, connection);
+  const reader = createDeliveryReader(sql);
+  const worker = startDeliveryWorker({ db, reader, recorder, agents, config, logger, metrics }, connection);
   const stopRelay = await startOutboxRelay({
     sql,
     queue,
@@ -70,7 +72,7 @@ export async function startDispatcher(
       await stopRelay();
       // Lets in-flight attempts and a running sweep finish; unfinished jobs go back to the queue.
       await Promise.all([worker.close(), maintenance.close(config.shutdownGraceMs)]);
-      await recorder.close();
+      await Promise.all([reader.close(), recorder.close()]);
       agents.destroy();
       await queue.close();
       server?.close();

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { AttemptResult } from '../delivery/post-webhook';
 import { failureRuns } from './failure-runs';
+import { groupCalls } from './group-calls';
 
 export type AttemptOutcome = 'succeeded' | 'retrying' | 'abandoned';
 
@@ -33,12 +34,6 @@ export interface AttemptRecorderOptions {
   maxBatch?: number;
   /** Longest an attempt waits for others to share its batch while another batch is being written. Default 10. */
   maxWaitMs?: number;
-}
-
-interface Waiting {
-  attempt: AttemptToRecord;
-  resolve(recorded: RecordedAttempt): void;
-  reject(error: unknown): void;
 }
 
 // Deliveries, then endpoints, each in id order, so two batches (of two dispatchers) never wait on
@@ -100,7 +95,7 @@ const WRITE_ATTEMPTS: pg.QueryConfig = {
 
 /**
  * Records attempts in batches (group commit): an attempt joins the batch being gathered, which is
- * written by one transaction of five statements, whatever its size, when nothing else is being
+ * written by one transaction of four statements (five with a failure among them), whatever its size, when nothing else is being
  * written, when it holds `maxBatch` attempts, or `maxWaitMs` after its first attempt. Each caller
  * waits for its own batch's commit, so a job completes only once its attempt is stored: a crash
  * before the commit leaves the job to run again, never an attempt unrecorded. A batch that fails
@@ -112,56 +107,17 @@ const WRITE_ATTEMPTS: pg.QueryConfig = {
  * which disables it at `autoDisableAfter`.
  */
 export function createAttemptRecorder(pool: pg.Pool, options: AttemptRecorderOptions): AttemptRecorder {
-  const maxBatch = options.maxBatch ?? 100;
-  const maxWaitMs = options.maxWaitMs ?? 10;
-  let gathering: Waiting[] = [];
-  let timer: NodeJS.Timeout | undefined;
-  let writing = 0;
-  const inFlight = new Set<Promise<void>>();
-
-  const flush = () => {
-    clearTimeout(timer);
-    timer = undefined;
-    if (gathering.length === 0) return;
-    const batch = gathering;
-    gathering = [];
-    writing += 1;
-    const done = writeBatch(pool, batch, options).finally(() => {
-      writing -= 1;
-      inFlight.delete(done);
-      // What gathered while this batch was written goes next, without waiting for its timer.
-      if (writing === 0) flush();
-    });
-    inFlight.add(done);
-  };
-
-  return {
-    record(attempt) {
-      return new Promise<RecordedAttempt>((resolve, reject) => {
-        // A delivery has one job at a time, but a job run again after a lost lock could meet its
-        // earlier run here: one batch records one attempt per delivery.
-        if (gathering.some((w) => w.attempt.deliveryId === attempt.deliveryId)) flush();
-        gathering.push({ attempt, resolve, reject });
-        if (writing === 0 || gathering.length >= maxBatch) flush();
-        else timer ??= setTimeout(flush, maxWaitMs);
-      });
+  const grouped = groupCalls<AttemptToRecord, RecordedAttempt>(
+    (attempts) => inTransaction(pool, (client) => writeAttempts(client, attempts, options)),
+    {
+      maxGroup: options.maxBatch ?? 100,
+      maxWaitMs: options.maxWaitMs ?? 10,
+      // A delivery has one job at a time, but a job run again after a lost lock could meet its
+      // earlier run here: one batch records one attempt per delivery.
+      clash: (a, b) => a.deliveryId === b.deliveryId,
     },
-    async close() {
-      flush();
-      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
-    },
-  };
-}
-
-async function writeBatch(pool: pg.Pool, batch: Waiting[], options: AttemptRecorderOptions): Promise<void> {
-  let recorded: RecordedAttempt[];
-  try {
-    recorded = await inTransaction(pool, (client) => writeAttempts(client, batch, options));
-  } catch (error) {
-    for (const waiting of batch) waiting.reject(error);
-    return;
-  }
-  batch.forEach((waiting, i) => waiting.resolve(recorded[i]!));
+  );
+  return { record: (attempt) => grouped.call(attempt), close: () => grouped.close() };
 }
 
 async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
@@ -181,17 +137,21 @@ async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => 
 
 async function writeAttempts(
   client: pg.PoolClient,
-  batch: Waiting[],
+  attempts: AttemptToRecord[],
   options: AttemptRecorderOptions,
 ): Promise<RecordedAttempt[]> {
-  const attempts = batch.map((w) => w.attempt);
   const { rows: locked } = await client.query<{ id: string; attempt_count: number }>({
     ...LOCK_DELIVERIES,
     values: [attempts.map((a) => a.deliveryId)],
   });
   const countById = new Map(locked.map((row) => [row.id, row.attempt_count]));
   const endpointIds = [...new Set(attempts.map((a) => a.endpointId))];
-  await client.query({ ...LOCK_ENDPOINTS, values: [endpointIds] });
+  // Only failures can disable an endpoint, and deciding that needs its run read under its lock. A
+  // batch of successes to one endpoint only resets its run (an UPDATE that locks the one row
+  // itself, when the run is not 0 already), so such batches do not queue behind each other.
+  if (endpointIds.length > 1 || attempts.some((a) => !a.result.ok)) {
+    await client.query({ ...LOCK_ENDPOINTS, values: [endpointIds] });
+  }
 
   const now = Date.now();
   const recorded = attempts.map((a): RecordedAttempt => {

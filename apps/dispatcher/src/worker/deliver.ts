@@ -6,16 +6,14 @@ import type { Logger } from 'pino';
 import { postWebhook } from '../delivery/post-webhook';
 import type { ReceiverAgents } from '../delivery/receiver-agents';
 import type { DispatcherMetrics } from '../metrics';
-import type pg from 'pg';
 import type { AttemptRecorder } from './attempt-recorder';
 import { buildEnvelope, withSecretFields } from './build-envelope';
-import { readDelivery } from './read-delivery';
+import type { DeliveryReader } from './read-delivery';
 import { signedHeaders } from './signed-headers';
 
 export interface DeliverDeps {
   db: Db;
-  /** The raw pool for the statements every attempt runs (see sql-pool). */
-  sql: pg.Pool;
+  reader: DeliveryReader;
   recorder: AttemptRecorder;
   agents: ReceiverAgents;
   config: Config;
@@ -32,7 +30,7 @@ export interface DeliverDeps {
  */
 export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>, token?: string): Promise<void> {
   const { db, config, metrics } = deps;
-  const delivery = await readDelivery(deps.sql, job.data.deliveryId);
+  const delivery = await deps.reader.read(job.data.deliveryId);
   // Gone, or settled by an earlier run of this job that crashed before completing it.
   if (!delivery || delivery.status === 'succeeded' || delivery.status === 'abandoned') return;
   const { endpoint } = delivery;

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { groupCalls } from './group-calls';
 
 /** A delivery with what its attempt needs of its event and endpoint, read in one statement. */
 export interface DeliveryToSend {
@@ -48,8 +49,8 @@ interface Row {
   previous_secret_expires_at: Date | null;
 }
 
-const READ_DELIVERY: pg.QueryConfig<[string]> = {
-  name: 'dispatcher-read-delivery',
+const READ_DELIVERIES: pg.QueryConfig<[string[]]> = {
+  name: 'dispatcher-read-deliveries',
   text: `
     SELECT d.id, d.tenant_id, d.event_name, d.status::text AS status, d.is_test, d.test_data, d.created_at,
            e.id AS event_id, e.data AS event_data, e.sealed_data,
@@ -62,14 +63,33 @@ const READ_DELIVERY: pg.QueryConfig<[string]> = {
     JOIN webhook_endpoints p ON p.id = d.endpoint_id
     LEFT JOIN events e ON e.id = d.event_id
     LEFT JOIN customers c ON e.entity_type = 'customer' AND c.id = e.entity_id AND c.tenant_id = d.tenant_id
-    WHERE d.id = $1::uuid`,
+    WHERE d.id = ANY($1::uuid[])`,
 };
 
-/** The delivery, its event (with its customer) and its endpoint, or null when the delivery is gone. */
-export async function readDelivery(pool: pg.Pool, deliveryId: string): Promise<DeliveryToSend | null> {
-  const { rows } = await pool.query<Row, [string]>({ ...READ_DELIVERY, values: [deliveryId] });
-  const row = rows[0];
-  if (!row) return null;
+export interface DeliveryReader {
+  /** The delivery, its event (with its customer) and its endpoint, or null when the delivery is gone. */
+  read(deliveryId: string): Promise<DeliveryToSend | null>;
+  close(): Promise<void>;
+}
+
+/**
+ * Reads deliveries for the workers, the reads of concurrent jobs grouped into one statement (at
+ * most 100 ids, gathered while another read runs, for at most 5 ms): fewer statements for
+ * PostgreSQL and fewer waits for a pooled connection than one read per job.
+ */
+export function createDeliveryReader(pool: pg.Pool): DeliveryReader {
+  const grouped = groupCalls<string, DeliveryToSend | null>(
+    async (ids) => {
+      const { rows } = await pool.query<Row, [string[]]>({ ...READ_DELIVERIES, values: [ids] });
+      const byId = new Map(rows.map((row) => [row.id, toDelivery(row)]));
+      return ids.map((id) => byId.get(id) ?? null);
+    },
+    { maxGroup: 100, maxWaitMs: 5 },
+  );
+  return { read: (id) => grouped.call(id), close: () => grouped.close() };
+}
+
+function toDelivery(row: Row): DeliveryToSend {
   return {
     id: row.id,
     tenantId: row.tenant_id,
