@@ -110,7 +110,8 @@ describe('PostgreSQL that does not answer', () => {
     const ip = clientIp();
     const holdId = await placeHold(app, ip, experience, slot.id, 2);
     const seatsBefore = await seatsBooked(slot.id);
-    const body = bookingBody(demo, experience, slot.id, holdId, 2);
+    // Paid by gift card, so written in a transaction (a plain booking is one statement: see below).
+    const body = { ...bookingBody(demo, experience, slot.id, holdId, 2), gift_card_code: demo.gift_cards[0]!.code };
 
     // The stall begins when the booking row is written: the transaction has begun and holds the slot row's lock.
     let stalledAt = 0;
@@ -140,44 +141,54 @@ describe('PostgreSQL that does not answer', () => {
     expect(await direct.deps.db.booking.count({ where: { holdId } })).toBe(1);
   });
 
-  it('when the COMMIT itself stalls, then 503 within the bound, PostgreSQL settles the outcome within DB_TRANSACTION_TIMEOUT_MS, and a retry with the same Idempotency-Key answers with what committed', async () => {
-    // A longer idle-in-transaction timeout, so the stalled COMMIT reaches the server while its session lives.
-    const { proxy, app } = await appBehindProxy(true, {
-      DB_TRANSACTION_TIMEOUT_MS: '5000',
-      REQUEST_TIMEOUT_MS: '7000',
-    });
-    const experience = escapeRoom();
-    const slot = experience.slots[1]!;
-    const ip = clientIp();
-    const holdId = await placeHold(app, ip, experience, slot.id, 2);
-    const body = bookingBody(demo, experience, slot.id, holdId, 2);
-    const book = () =>
-      request(app.app).post('/api/bookings').set('X-Forwarded-For', ip).set('Idempotency-Key', holdId).send(body);
+  // A plain booking is one statement, its own COMMIT: stalled, it is in doubt like a stalled COMMIT.
+  it.each([
+    ['the COMMIT of a booking paid by gift card', 'COMMIT', 1, true],
+    ["a plain booking's one statement", 'INSERT INTO bookings', 2, false],
+  ])(
+    'when %s stalls, then 503 within the bound, PostgreSQL settles the outcome within DB_TRANSACTION_TIMEOUT_MS, and a retry with the same Idempotency-Key answers with what committed',
+    async (_case, marker, slotIndex, giftCard) => {
+      // A longer idle-in-transaction timeout, so the stalled COMMIT reaches the server while its session lives.
+      const { proxy, app } = await appBehindProxy(true, {
+        DB_TRANSACTION_TIMEOUT_MS: '5000',
+        REQUEST_TIMEOUT_MS: '7000',
+      });
+      const experience = escapeRoom();
+      const slot = experience.slots[slotIndex]!;
+      const ip = clientIp();
+      const holdId = await placeHold(app, ip, experience, slot.id, 2);
+      const body = {
+        ...bookingBody(demo, experience, slot.id, holdId, 2),
+        ...(giftCard && { gift_card_code: demo.gift_cards[0]!.code }),
+      };
+      const book = () =>
+        request(app.app).post('/api/bookings').set('X-Forwarded-For', ip).set('Idempotency-Key', holdId).send(body);
 
-    let stalledAt = 0;
-    void proxy.freezeOn('COMMIT').then(() => (stalledAt = Date.now()));
-    const answer = await timed(book);
+      let stalledAt = 0;
+      void proxy.freezeOn(marker).then(() => (stalledAt = Date.now()));
+      const answer = await timed(book);
 
-    expect(stalledAt).toBeGreaterThan(0);
-    expectBounded503s([timedSince(answer, stalledAt)], QUERY_TIMEOUT_MS + MARGIN_MS);
-    // The COMMIT was sent before the answer: it is in doubt until the server gets it or ends the session.
-    proxy.resume();
-    const committed = await waitUntil(
-      async () => {
-        const rows = await direct.deps.db.booking.findMany({ where: { holdId }, select: { id: true } });
-        return rows.length > 0 && rows;
-      },
-      { timeoutMs: 5_000, what: 'the stalled COMMIT to land' },
-    );
-    expect(committed).toHaveLength(1);
+      expect(stalledAt).toBeGreaterThan(0);
+      expectBounded503s([timedSince(answer, stalledAt)], QUERY_TIMEOUT_MS + MARGIN_MS);
+      // The COMMIT was sent before the answer: it is in doubt until the server gets it or ends the session.
+      proxy.resume();
+      const committed = await waitUntil(
+        async () => {
+          const rows = await direct.deps.db.booking.findMany({ where: { holdId }, select: { id: true } });
+          return rows.length > 0 && rows;
+        },
+        { timeoutMs: 5_000, what: 'the stalled COMMIT to land' },
+      );
+      expect(committed).toHaveLength(1);
 
-    const retry = await book();
-    expect([retry.status, retry.body.booking_id, retry.headers['idempotent-replayed']]).toEqual([
-      201,
-      committed[0]!.id,
-      'true',
-    ]);
-  });
+      const retry = await book();
+      expect([retry.status, retry.body.booking_id, retry.headers['idempotent-replayed']]).toEqual([
+        201,
+        committed[0]!.id,
+        'true',
+      ]);
+    },
+  );
 
   it('when a request outlives REQUEST_TIMEOUT_MS, then the deadline answers 503, and the handler answering later changes nothing and harms nothing', async () => {
     // Statements may run longer than the request here, so the deadline is what answers.
