@@ -188,6 +188,12 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.exit(130);
   });
 }
+// A throw outside the awaited chain (a timer, an event handler) must not leave the children running.
+process.once('uncaughtException', (error) => {
+  console.error(error);
+  killAll();
+  process.exit(1);
+});
 
 main().then(
   () => process.exit(0),

@@ -2,8 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Target } from './catalogue';
 import { spawnNode, untilReady, type Child } from './children';
 import type { Checkout } from './checkout';
-import { freePort, HOLD_TTL_SECONDS, NO_LIMIT_PER_MINUTE, REDIS_URL } from './env';
-import { cannon, posts, roundRobin, type RequestSpec } from './load';
+import { freePort, HOLD_TTL_SECONDS, NO_LIMIT_PER_MINUTE, REDIS_URL, sleep } from './env';
+import { cannon, CONNECTIONS, posts, roundRobin, type RequestSpec } from './load';
 import { postJson } from './post-json';
 
 export interface Api {
@@ -54,9 +54,13 @@ export function bookingRequests(bodies: object[]): RequestSpec[] {
   return posts('/api/bookings', () => bodies[i++] ?? { hold_id: randomUUID() }, false);
 }
 
+/** One hold; a 503 (an overloaded API sheds load) is tried again, up to 5 times in all. */
 async function postHold(url: string, body: object): Promise<{ status: number; holdId?: string }> {
-  const { status, answer } = await postJson<{ hold_id?: string }>(`${url}/api/bookings/hold`, body);
-  return { status, holdId: answer.hold_id };
+  for (let attempt = 1; ; attempt += 1) {
+    const { status, answer } = await postJson<{ hold_id?: string }>(`${url}/api/bookings/hold`, body);
+    if (status !== 503 || attempt === 5) return { status, holdId: answer.hold_id };
+    await sleep(200);
+  }
 }
 
 /**
@@ -78,6 +82,8 @@ export async function pileUpHolds(
       urls: [url],
       requests: holdRequests(experienceId, [slotId]),
       amount: count - placed,
+      // autocannon refuses more connections than requests.
+      connections: Math.min(CONNECTIONS, count - placed),
       timeLimitMs: deadline - Date.now(),
     });
     const ok = pile.statuses['200'] ?? 0;

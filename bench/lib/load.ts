@@ -65,9 +65,14 @@ export async function cannon(run: Run): Promise<Measured> {
     });
     return instance;
   });
-  const guard = setTimeout(() => instances.forEach((instance) => instance.stop()), run.timeLimitMs ?? RUN_TIMEOUT_MS);
-  const results = await Promise.all(instances);
-  clearTimeout(guard);
+  // A run autocannon refused (bad options) has no stop(); its promise has already failed.
+  const guard = setTimeout(() => instances.forEach((instance) => instance.stop?.()), run.timeLimitMs ?? RUN_TIMEOUT_MS);
+  let results: autocannon.Result[];
+  try {
+    results = await Promise.all(instances);
+  } finally {
+    clearTimeout(guard);
+  }
 
   latencies.sort((x, y) => x - y);
   const statuses: Record<string, number> = {};

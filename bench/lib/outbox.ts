@@ -35,7 +35,16 @@ export async function prepareOutbox(
 ): Promise<Outbox> {
   await checkout.db.applyMigrations(databaseUrl);
   const db = checkout.db.createPrismaClient(databaseUrl, { poolSize: 4 });
-  await db.$executeRawUnsafe('TRUNCATE webhook_attempts, webhook_deliveries, webhook_endpoints, events CASCADE');
+  // TRUNCATE waits for every lock on the tables; a deadlock with whatever else touches them is tried again.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await db.$executeRawUnsafe('TRUNCATE webhook_attempts, webhook_deliveries, webhook_endpoints, events CASCADE');
+      break;
+    } catch (error) {
+      if (attempt === 3) throw error;
+      await sleep(1_000);
+    }
+  }
   const secretKey = randomBytes(32).toString('hex');
   const tenant =
     tenantId === undefined
