@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { PgPool } from '@booking/db';
 import { AppError } from '@booking/domain';
+import { deadlinePassed, timeLeftMs } from '../http/request-deadline';
 import { OUTBOX_CHANNEL, eventRow, type EventRow } from '@booking/events';
 import {
   changedContactFields,
@@ -32,6 +33,9 @@ import type { PreparedBooking } from './prepare-booking';
  *   updated when the contact changed it ('changed'). The rows, and the events built in Node with
  *   the same builders as the transaction's, are written only if that customer is still as read:
  *   if a concurrent booking made or changed it since, nothing is written.
+ * - `late`: the request's deadline (its time left, $30, counted from the statement's start) passed
+ *   while the statement waited for the lock. Its client has been told 503, so nothing is written:
+ *   a statement that commits by itself is bounded like a transaction's COMMIT (request-deadline).
  * - the booking, its addons, its events (customer.created/updated, booking.created, rows built
  *   by eventRow as recordEvent writes them) and the relay's wake-up (pg_notify, delivered at commit).
  */
@@ -40,9 +44,11 @@ WITH slot AS MATERIALIZED (
   SELECT capacity, seats_booked FROM slots WHERE id = $2::uuid AND tenant_id = $1::uuid FOR NO KEY UPDATE
 ), verdict AS MATERIALIZED (
   SELECT EXISTS (SELECT 1 FROM bookings WHERE hold_id = $5::uuid) AS hold_used,
-         coalesce((SELECT seats_booked + $3::int + $4::int <= capacity FROM slot), false) AS fits
+         coalesce((SELECT seats_booked + $3::int + $4::int <= capacity FROM slot), false) AS fits,
+         coalesce((SELECT clock_timestamp() >= statement_timestamp() + $30::int * interval '1 millisecond'
+                     FROM slot WHERE $30::int IS NOT NULL), false) AS late
 ), go AS MATERIALIZED (
-  SELECT 1 FROM verdict WHERE fits AND NOT hold_used
+  SELECT 1 FROM verdict WHERE fits AND NOT hold_used AND NOT late
 ), known_customer AS MATERIALIZED (
   SELECT id FROM customers
    WHERE $11::text <> 'new' AND EXISTS (SELECT 1 FROM go)
@@ -78,7 +84,7 @@ WITH slot AS MATERIALIZED (
     FROM booking, jsonb_to_recordset($28::jsonb) AS e(id uuid, tenant_id uuid, name text, entity_type text,
                                                       entity_id uuid, schema_version int, sealed_data text, data jsonb)
 )
-SELECT verdict.hold_used, booking.id IS NOT NULL AS booked,
+SELECT verdict.hold_used, verdict.late, booking.id IS NOT NULL AS booked,
        CASE WHEN booking.id IS NOT NULL THEN pg_notify($29::text, '')::text END AS notified
   FROM verdict LEFT JOIN booking ON true`;
 
@@ -140,7 +146,9 @@ export async function insertBooking(
   const events = [...(customer.event ? [customer.event] : []), eventRow(bookingCreatedEvent(booking, prepared.email))];
   let result;
   try {
-    result = await pool.query<{ hold_used: boolean; booked: boolean }>({
+    // Past the deadline already, the pool refuses the statement itself (refuseStatementPastDeadline).
+    const left = timeLeftMs();
+    result = await pool.query<{ hold_used: boolean; late: boolean; booked: boolean }>({
       name: 'insert-booking',
       text: INSERT_BOOKING,
       values: [
@@ -173,6 +181,7 @@ export async function insertBooking(
         prepared.addons.map((addon) => addon.unitPriceCents),
         outboxRows(events),
         OUTBOX_CHANNEL,
+        left === undefined ? null : Math.floor(left),
       ],
     });
   } catch (error) {
@@ -186,5 +195,6 @@ export async function insertBooking(
   }
   const verdict = result.rows[0]!;
   if (verdict.hold_used) throw new AppError('hold_not_found');
+  if (verdict.late) throw deadlinePassed('the request deadline passed while the booking waited for its slot');
   return verdict.booked ? customer.id : null;
 }

@@ -61,7 +61,12 @@ export function timeLeftMs(): number | undefined {
 export function refuseStatementPastDeadline(): Error | undefined {
   const left = timeLeftMs();
   if (left === undefined || left > 0) return undefined;
-  return Object.assign(new Error('the request deadline has passed; statement not sent'), { code: '57014' });
+  return deadlinePassed('the request deadline has passed; statement not sent');
+}
+
+/** The error of work given up at the request deadline, shaped as PostgreSQL's query_canceled. */
+export function deadlinePassed(message: string): Error {
+  return Object.assign(new Error(message), { code: '57014' });
 }
 
 type TransactionOptions = { maxWait?: number; timeout?: number; isolationLevel?: unknown };
