@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createTestApp, kayak, seedTenant, type TestApp } from '@booking/test-kit';
+import { changeBookedSeats } from '../src/holds/booked-seats';
 import { HoldStore, type SlotSnapshot } from '../src/holds/hold-store';
 
 describe('HoldStore: the running seat total and the slot mirror', () => {
@@ -117,5 +118,30 @@ describe('HoldStore: the running seat total and the slot mirror', () => {
     );
     expect(outcome).toEqual({ outcome: 'slot_not_found' });
     expect(await t.deps.redis.exists(`slots:${s.slotId}`)).toBe(0);
+  });
+
+  it('when a change that frees seats rolls back, then holds still see the seats it did not free', async () => {
+    const demo = await seedTenant(t.deps);
+    const { experience, slot } = kayak(demo);
+    await t.deps.db.slot.update({ where: { id: slot.id }, data: { seatsBooked: slot.capacity } });
+    const hold = () =>
+      t.deps.holds.place({ id: randomUUID(), experienceId: experience.id, slotId: slot.id, seats: 4 }, async () => ({
+        capacity: slot.capacity,
+        seatsBooked: slot.capacity,
+        experienceId: experience.id,
+        tenantId: demo.tenant.id,
+        startsAt: new Date(Date.now() + 86_400_000),
+        minPartySize: 1,
+        maxPartySize: 10,
+      }));
+    expect((await hold()).outcome).toBe('full');
+
+    // A cancellation (or refund, party shrink, reschedule away) that fails after freeing the seats.
+    const failed = t.deps.db.$transaction(async (tx) => {
+      await changeBookedSeats(tx, t.deps.holds, slot.id, -slot.capacity);
+      throw new Error('a later statement of the cancellation failed');
+    });
+    await expect(failed).rejects.toThrow('a later statement');
+    expect((await hold()).outcome).toBe('full');
   });
 });

@@ -4,11 +4,16 @@ import type { HoldStore } from './hold-store';
 /**
  * The one way slots.seats_booked changes. The caller holds the slot row lock (every change of
  * booked seats takes it), so these writes reach Redis's mirror of the slot in the order they
- * happen in PostgreSQL, before the commit: a hold placed at any moment counts the seats either
- * in a live hold or as booked. If the commit then fails, the mirror shows the uncommitted figure
- * until it expires (SLOT_MIRROR_TTL_MS); the locked re-check of every booking against
- * PostgreSQL's own figure is what keeps a slot from being oversold even then. `fromHold` names
- * the hold whose seats these are, which stops counting in the same Redis step.
+ * happen in PostgreSQL, before the commit:
+ * - seats taken: the new, higher figure is written, so a hold placed from then on counts them.
+ *   Should the commit fail, the mirror shows seats that are not booked (holds are refused early)
+ *   until it expires (SLOT_MIRROR_TTL_MS). `fromHold` names the hold whose seats these are,
+ *   which stops counting in the same Redis step.
+ * - seats freed: the mirror is dropped rather than lowered, because a lower figure that then
+ *   failed to commit would let holds take seats that are not free. The next hold reads the slot
+ *   from PostgreSQL FOR SHARE, which waits for this transaction and reads what it committed.
+ * Either way the locked re-check of every booking against PostgreSQL's own figure is what keeps a
+ * slot from being oversold.
  */
 export async function changeBookedSeats(
   tx: Tx,
@@ -19,5 +24,6 @@ export async function changeBookedSeats(
 ): Promise<void> {
   const [slot] = await tx.$queryRaw<{ seats_booked: number }[]>`
     UPDATE slots SET seats_booked = seats_booked + ${delta} WHERE id = ${slotId}::uuid RETURNING seats_booked`;
-  await holds.seatsBooked(slotId, slot!.seats_booked, fromHold);
+  if (delta < 0) await holds.forgetSlot(slotId);
+  else await holds.seatsBooked(slotId, slot!.seats_booked, fromHold);
 }

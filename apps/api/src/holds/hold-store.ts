@@ -176,7 +176,7 @@ export class HoldStore {
   }
 
   /**
-   * The slot's seats_booked changed to `seatsBooked` (the caller holds the slot row lock and has
+   * The slot's seats_booked rose to `seatsBooked` (the caller holds the slot row lock and has
    * not committed yet); when the seats came from a hold, the hold stops counting in the same
    * step, so a hold placed meanwhile sees the seats in one place, never in both or neither.
    */
@@ -189,6 +189,14 @@ export class HoldStore {
       [slotKey(slotId), totalKey(slotId), holdKey(fromHold.id), mirrorKey(slotId)],
       [fromHold.id, fromHold.seats, seatsBooked, SLOT_MIRROR_TTL_MS],
     );
+  }
+
+  /**
+   * Drops the slot's mirror: seats were freed (the caller holds the slot row lock and has not
+   * committed yet). The next hold reads the slot again.
+   */
+  async forgetSlot(slotId: string): Promise<void> {
+    await this.redis.del(mirrorKey(slotId));
   }
 
   /**

@@ -48,7 +48,11 @@ export async function placeHold(
   }
 }
 
-/** The slot as a hold needs it, if its experience and tenant are published; one statement. */
+/**
+ * The slot as a hold needs it, if its experience and tenant are published; one statement. FOR
+ * SHARE waits for a transaction changing the slot's booked seats, so the figure read is the one
+ * it committed (a change that frees seats drops the mirror before it commits; see booked-seats).
+ */
 async function readOpenSlot(db: Db, slotId: string): Promise<SlotSnapshot | null> {
   const [slot] = await db.$queryRaw<
     {
@@ -63,7 +67,8 @@ async function readOpenSlot(db: Db, slotId: string): Promise<SlotSnapshot | null
   >`
     SELECT s.capacity, s.seats_booked, s.experience_id, s.tenant_id, s.starts_at, e.min_party_size, e.max_party_size
     FROM slots s JOIN experiences e ON e.id = s.experience_id JOIN tenants t ON t.id = s.tenant_id
-    WHERE s.id = ${slotId}::uuid AND e.published AND t.published`;
+    WHERE s.id = ${slotId}::uuid AND e.published AND t.published
+    FOR SHARE OF s`;
   return slot
     ? {
         capacity: slot.capacity,
