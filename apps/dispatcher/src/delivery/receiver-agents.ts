@@ -24,7 +24,11 @@ export class ReceiverAgents {
   private readonly agents = new Map<string, http.Agent>();
 
   agentFor(url: URL, addresses: VettedAddress[]): http.Agent {
-    const key = `${url.protocol}//${url.host} ${addresses.map((a) => a.address).join(' ')}`;
+    // Sorted: a receiver whose DNS rotates its answers keeps one agent and its sockets.
+    const key = `${url.protocol}//${url.host} ${addresses
+      .map((a) => a.address)
+      .sort()
+      .join(' ')}`;
     const existing = this.agents.get(key);
     if (existing) {
       // Map order is insertion order: moving it to the end keeps the oldest first for eviction.
@@ -35,12 +39,22 @@ export class ReceiverAgents {
     const Agent = url.protocol === 'https:' ? https.Agent : http.Agent;
     const agent = new Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS, lookup: pinnedLookup(addresses) });
     this.agents.set(key, agent);
-    if (this.agents.size > MAX_AGENTS) {
-      const [oldestKey, oldest] = this.agents.entries().next().value as [string, http.Agent];
-      this.agents.delete(oldestKey);
-      oldest.destroy();
-    }
+    if (this.agents.size > MAX_AGENTS) this.evictOneIdle();
     return agent;
+  }
+
+  /**
+   * Closes the least recently used agent that has no request in flight (its idle sockets go with
+   * it). Agents busy with a request are never cut off; there are at most as many as the worker's
+   * concurrency, so the map stays bounded.
+   */
+  private evictOneIdle(): void {
+    for (const [key, agent] of this.agents) {
+      if (Object.values(agent.sockets).some((sockets) => sockets && sockets.length > 0)) continue;
+      this.agents.delete(key);
+      agent.destroy();
+      return;
+    }
   }
 
   /** Closes every pooled socket (requests in flight are cut off). */

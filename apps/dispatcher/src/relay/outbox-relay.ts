@@ -25,11 +25,16 @@ export async function startOutboxRelay(deps: {
 
   const drain = async () => {
     // Each batch's jobs are queued while the next batch is relayed; the drain ends once all are.
+    // A batch whose jobs could not be queued (Redis down or full) is logged at once, never left
+    // as an unhandled rejection: its deliveries are committed, and the sweeper queues them later.
     let queued: Promise<unknown> = Promise.resolve();
     try {
       while (!stopped) {
         const batch = await relayOutbox(deps.sql, deps.queue, deps.retryDelaysMs);
-        queued = Promise.all([queued, batch.queued]);
+        const logged = batch.queued.catch((error: unknown) =>
+          deps.logger.error({ err: error }, 'relayed deliveries not queued; the sweeper will queue them'),
+        );
+        queued = Promise.all([queued, logged]);
         if (batch.relayed === 0) break;
       }
     } finally {

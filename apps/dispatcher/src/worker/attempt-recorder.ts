@@ -40,11 +40,11 @@ export interface AttemptRecorderOptions {
 // each other in a circle.
 const LOCK_DELIVERIES: pg.QueryConfig = {
   name: 'dispatcher-lock-deliveries',
-  text: `SELECT id, attempt_count FROM webhook_deliveries WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`,
+  text: `SELECT id, attempt_count FROM webhook_deliveries WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE`,
 };
 const LOCK_ENDPOINTS: pg.QueryConfig = {
   name: 'dispatcher-lock-endpoints',
-  text: `SELECT id FROM webhook_endpoints WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`,
+  text: `SELECT id FROM webhook_endpoints WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE`,
 };
 // After the locks, in a statement of its own: its snapshot then sees every attempt committed
 // before the locks were granted, so attempt numbers never repeat under races.
