@@ -33,7 +33,7 @@ export interface AppDeps {
 
 export function createAppDeps(config: Config): AppDeps {
   const logger = createLogger(config.logLevel, 'api');
-  const redis = createRedis(config.redisUrl, config.redisTimeouts);
+  const redis = createRedis(config.redisUrl, { ...config.redisTimeouts, autoPipelining: true });
   // Requests that need Redis fail with 503 while it is away; without a listener ioredis would
   // also print every failed reconnect as an unhandled error.
   redis.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
