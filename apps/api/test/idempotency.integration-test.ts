@@ -4,7 +4,6 @@ import type { DemoTenant } from '@booking/db';
 import {
   bookingBody,
   clientIp,
-  createIsolatedDatabase,
   createTestApp,
   kayak,
   placeHold,
@@ -87,24 +86,6 @@ describe('Idempotency-Key on POST /api/bookings/hold and POST /api/bookings', ()
     return { release, done };
   }
 
-  /** Locks a whole table of `app`'s database (ACCESS EXCLUSIVE, which plain reads wait for) like lockSlot. */
-  async function lockTable(app: TestApp, table: 'slots'): Promise<{ release: () => void; done: Promise<unknown> }> {
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let markLocked!: () => void;
-    const locked = new Promise<void>((resolve) => (markLocked = resolve));
-    const done = app.deps.db.$transaction(
-      async (tx) => {
-        await tx.$executeRawUnsafe(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
-        markLocked();
-        await within(released, 15_000, 'release').catch(() => undefined);
-      },
-      { timeout: 20_000 },
-    );
-    await within(Promise.race([locked, done]), 5000, 'locking the table');
-    return { release, done };
-  }
-
   describe('POST /api/bookings/hold', () => {
     let demo: DemoTenant;
     beforeEach(async () => {
@@ -144,43 +125,34 @@ describe('Idempotency-Key on POST /api/bookings/hold and POST /api/bookings', ()
     });
 
     it('when a retry arrives while the first request is still running, then it is 409 idempotency_request_in_progress', async () => {
-      // A hold touches PostgreSQL only to read a slot Redis has no mirror of; the first request
-      // is kept in flight there by a lock on the whole slots table, so it runs on a database of
-      // its own and blocks no other test file.
-      const isolated = await createIsolatedDatabase();
-      const own = createTestApp(isolated.env);
+      const { experience, slot } = kayak(demo);
+      const ip = clientIp();
+      const key = randomUUID();
+      const body = { slot_id: slot.id, experience_id: experience.id, seats: 2 };
+      const lock = await lockSlot(slot.id);
+
+      let first: Promise<request.Response> | undefined;
       try {
-        const { experience, slot } = kayak(await seedTenant(own.deps));
-        const ip = clientIp();
-        const key = randomUUID();
-        const body = { slot_id: slot.id, experience_id: experience.id, seats: 2 };
-        const lock = await lockTable(own, 'slots');
+        // The first request claims the key, then waits to read the slot row we hold locked (a slot
+        // Redis has no mirror of yet is read FOR SHARE).
+        first = postHold(t, ip, body, key).then((res) => res);
+        await waitForBlockedQuery(t, 'FOR SHARE');
 
-        let first: Promise<request.Response> | undefined;
-        try {
-          // The first request claims the key, then waits for the slots table we hold locked.
-          first = postHold(own, ip, body, key).then((res) => res);
-          await waitForBlockedQuery(own, 'FROM slots s JOIN');
-
-          const retry = await postHold(own, ip, body, key);
-          expect(retry.status).toBe(409);
-          expect(retry.body.error).toBe('idempotency_request_in_progress');
-        } finally {
-          lock.release();
-        }
-        await lock.done;
-
-        const firstRes = await first!;
-        expect(firstRes.status).toBe(200);
-        const later = await postHold(own, ip, body, key);
-        expect(later.status).toBe(200);
-        expect(later.headers['idempotent-replayed']).toBe('true');
-        expect(later.body).toEqual(firstRes.body);
-        expect((await own.deps.holds.liveSeats([slot.id])).get(slot.id)).toBe(2);
+        const retry = await postHold(t, ip, body, key);
+        expect(retry.status).toBe(409);
+        expect(retry.body.error).toBe('idempotency_request_in_progress');
       } finally {
-        await own.close();
-        await isolated.drop();
+        lock.release();
       }
+      await lock.done;
+
+      const firstRes = await first!;
+      expect(firstRes.status).toBe(200);
+      const later = await postHold(t, ip, body, key);
+      expect(later.status).toBe(200);
+      expect(later.headers['idempotent-replayed']).toBe('true');
+      expect(later.body).toEqual(firstRes.body);
+      expect(await seatsRemaining(t, demo, experience, slot.id)).toBe(24 - 2);
     });
 
     it('when several requests with one key race, then exactly one does the work and the rest conflict or replay it', async () => {
