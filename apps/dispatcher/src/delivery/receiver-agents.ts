@@ -22,6 +22,12 @@ const IDLE_SOCKET_MS = 4_000;
  */
 export class ReceiverAgents {
   private readonly agents = new Map<string, http.Agent>();
+  private readonly maxAgents: number;
+
+  /** `maxAgents` is lowered only by tests, to reach the cap with a few agents. */
+  constructor(options: { maxAgents?: number } = {}) {
+    this.maxAgents = options.maxAgents ?? MAX_AGENTS;
+  }
 
   agentFor(url: URL, addresses: VettedAddress[]): http.Agent {
     // Sorted: a receiver whose DNS rotates its answers keeps one agent and its sockets.
@@ -39,7 +45,7 @@ export class ReceiverAgents {
     const Agent = url.protocol === 'https:' ? https.Agent : http.Agent;
     const agent = new Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS, lookup: pinnedLookup(addresses) });
     this.agents.set(key, agent);
-    if (this.agents.size > MAX_AGENTS) this.evictOneIdle();
+    if (this.agents.size > this.maxAgents) this.evictOneIdle();
     return agent;
   }
 
