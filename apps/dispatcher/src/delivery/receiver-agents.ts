@@ -4,7 +4,7 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { VettedAddress } from '@booking/address-policy';
 
-/** Agents kept at most; the least recently used one beyond that is closed. */
+/** Agents kept at most; beyond that the least recently used one with no request in flight is closed. */
 const MAX_AGENTS = 1_000;
 /**
  * An idle socket is closed after this long: under the 5 s keep-alive of common servers (Node's
