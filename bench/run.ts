@@ -12,7 +12,7 @@
 import { createDeliveryQueue, queueConnection } from '@booking/webhook-queue';
 import { startApi } from './lib/api';
 import { prepareCatalogue } from './lib/catalogue';
-import { CAN_PIN, killAll, stopAll, stopChild } from './lib/children';
+import { CAN_PIN, runBench, stopAll, stopChild } from './lib/children';
 import { benchDatabase, checkouts, type Checkout } from './lib/checkout';
 import { databaseUrl, REDIS_URL } from './lib/env';
 import { CONNECTIONS, DURATION_SECONDS, WARMUP_SECONDS } from './lib/load';
@@ -157,25 +157,5 @@ async function main(): Promise<void> {
   }
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    killAll();
-    process.exit(130);
-  });
-}
-// A throw outside the awaited chain (a timer, an event handler) must not leave the children running.
-process.once('uncaughtException', (error) => {
-  console.error(error);
-  killAll();
-  process.exit(1);
-});
-
-main().then(
-  // A failed scenario leaves the others' figures written, and the run's status says it failed.
-  () => process.exit(failures.length > 0 ? 1 : 0),
-  async (error: unknown) => {
-    console.error(error);
-    await stopAll();
-    process.exit(1);
-  },
-);
+// A failed scenario leaves the others' figures written, and the run's status says it failed.
+runBench(main, () => (failures.length > 0 ? 1 : 0));

@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { holdBody, startApi } from './lib/api';
 import { prepareCatalogue, type Target } from './lib/catalogue';
-import { killAll, rssMb, stopAll, stopChild, type Child } from './lib/children';
+import { rssMb, runBench, stopChild, type Child } from './lib/children';
 import { loadCheckout } from './lib/checkout';
 import { databaseUrl, REDIS_URL, ROOT, sleep } from './lib/env';
 import { percentile } from './lib/load';
@@ -182,24 +182,4 @@ async function main(): Promise<void> {
   }
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    killAll();
-    process.exit(130);
-  });
-}
-// A throw outside the awaited chain (a timer, an event handler) must not leave the children running.
-process.once('uncaughtException', (error) => {
-  console.error(error);
-  killAll();
-  process.exit(1);
-});
-
-main().then(
-  () => process.exit(0),
-  async (error: unknown) => {
-    console.error(error);
-    await stopAll();
-    process.exit(1);
-  },
-);
+runBench(main);

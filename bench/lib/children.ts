@@ -131,3 +131,29 @@ export function rssMb(handle: Child): number {
     return NaN;
   }
 }
+
+/**
+ * Runs a bench's `main` as the process's whole life: whatever way it ends (its result, a throw,
+ * a signal, an error outside the awaited chain), no child it started is left running.
+ */
+export function runBench(main: () => Promise<void>, exitCode: () => number = () => 0): void {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      killAll();
+      process.exit(130);
+    });
+  }
+  process.once('uncaughtException', (error) => {
+    console.error(error);
+    killAll();
+    process.exit(1);
+  });
+  main().then(
+    () => process.exit(exitCode()),
+    async (error: unknown) => {
+      console.error(error);
+      await stopAll();
+      process.exit(1);
+    },
+  );
+}
