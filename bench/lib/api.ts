@@ -104,17 +104,21 @@ export async function prepareBookings(api: Api, target: Target, slots: string[],
       const slotId = plan[next++]!;
       const { status, holdId } = await postHold(api.url, holdBody(target.experienceId, slotId, 2));
       if (status !== 200 || !holdId) throw new Error(`hold for the booking run failed: HTTP ${status}`);
-      // One guest of the two held: the booking also hands a seat back.
-      bodies.push({
-        hold_id: holdId,
-        slot_id: slotId,
-        experience_id: target.experienceId,
-        venue_id: target.venueId,
-        guest_count: 1,
-        customer: { email: `bench-${holdId}@example.com`, first_name: 'Bench' },
-      });
+      bodies.push(bookingBody(target, slotId, holdId));
     }
   };
   await Promise.all(Array.from({ length: 32 }, worker));
   return bodies;
+}
+
+/** A booking of one guest (of the two each bench hold takes, so it also hands a seat back). */
+export function bookingBody(target: Target, slotId: string, holdId: string) {
+  return {
+    hold_id: holdId,
+    slot_id: slotId,
+    experience_id: target.experienceId,
+    venue_id: target.venueId,
+    guest_count: 1,
+    customer: { email: `bench-${holdId}@example.com`, first_name: 'Bench' },
+  };
 }

@@ -130,3 +130,13 @@ export function posts(path: string, next: () => object, idempotencyKeys: boolean
     },
   ];
 }
+
+/** A run's figures as a report row takes them, with its refused answers noted. */
+export function figures(m: Measured) {
+  return {
+    value: m.rps,
+    p50: m.p50,
+    p99: m.p99,
+    ...(m.non2xx ? { note: `non-2xx ${JSON.stringify(m.statuses)}` } : {}),
+  };
+}

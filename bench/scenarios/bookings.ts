@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { bookingRequests, prepareBookings, type Api } from '../lib/api';
+import { bookingBody, bookingRequests, prepareBookings, type Api } from '../lib/api';
 import type { Target } from '../lib/catalogue';
 import { rssMb, stopChild } from '../lib/children';
-import { measure, posts, roundRobin, type Measured } from '../lib/load';
+import { figures, measure, posts, roundRobin } from '../lib/load';
 import type { Row } from '../lib/report';
 import { MANY_SLOTS, startCeiling } from './holds';
 
@@ -13,27 +13,6 @@ const CEILING_MANY = `booking ceiling: raw pg, one transaction, ${MANY_SLOTS} sl
 const CEILING_HOT = 'booking ceiling: raw pg, one transaction, 1 hot slot';
 const API_MANY = `booking via API, ${MANY_SLOTS} slots (each converts a fresh hold)`;
 const API_HOT = 'booking via API, 1 hot slot (each converts a fresh hold)';
-
-function figures(m: Measured) {
-  return {
-    value: m.rps,
-    p50: m.p50,
-    p99: m.p99,
-    ...(m.non2xx ? { note: `non-2xx ${JSON.stringify(m.statuses)}` } : {}),
-  };
-}
-
-function bookingBody(target: Target, slotId: string) {
-  const holdId = randomUUID();
-  return {
-    hold_id: holdId,
-    slot_id: slotId,
-    experience_id: target.experienceId,
-    venue_id: target.venueId,
-    guest_count: 1,
-    customer: { email: `bench-${holdId}@example.com`, first_name: 'Bench' },
-  };
-}
 
 /** The bare booking ceiling on raw pg, on 200 slots and on one hot slot, in the checkout's database. */
 export async function bookingCeilings(target: Target, databaseUrl: string): Promise<Row[]> {
@@ -52,7 +31,7 @@ export async function bookingCeilings(target: Target, databaseUrl: string): Prom
       const nextSlot = roundRobin(await target.makeSlots(count));
       const run = {
         urls: [ceiling.url],
-        requests: posts('/api/bookings', () => bookingBody(target, nextSlot()), false),
+        requests: posts('/api/bookings', () => bookingBody(target, nextSlot(), randomUUID()), false),
       };
       const m = await measure(name, { ...run, amount: AMOUNT }, { ...run, amount: WARMUP });
       rows.push({ name, unit: 'rps', ...figures(m) });

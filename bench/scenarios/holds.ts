@@ -3,7 +3,7 @@ import { holdRequests, pileUpHolds, type Api } from '../lib/api';
 import type { Target } from '../lib/catalogue';
 import { rssMb, spawnNode, stopChild, untilReady } from '../lib/children';
 import { freePort, ROOT } from '../lib/env';
-import { measure, type Measured } from '../lib/load';
+import { figures, measure } from '../lib/load';
 import type { Row } from '../lib/report';
 
 export const MANY_SLOTS = 200;
@@ -24,15 +24,6 @@ export const API_HOLDS = `hold via API, ${MANY_SLOTS} slots round robin`;
 const API_HOLDS_HOT = `hold via API, 1 hot slot after ${HOT_PILE} live holds (TTL 600 s)`;
 const API_HOLD_EMPTY = 'hold via API, cost on a slot with 0 live holds';
 const API_HOLD_DEEP = `hold via API, cost on a slot with ${DEEP_PILE} live holds`;
-
-function figures(m: Measured) {
-  return {
-    value: m.rps,
-    p50: m.p50,
-    p99: m.p99,
-    ...(m.non2xx ? { note: `non-2xx ${JSON.stringify(m.statuses)}` } : {}),
-  };
-}
 
 /** Starts a ceiling server (a bench/ceilings script) and waits for `readyPath`. */
 export async function startCeiling(name: string, script: string, env: Record<string, string>, readyPath: string) {
