@@ -1,5 +1,5 @@
 import type { Config } from '@booking/config';
-import { createPrismaClient } from '@booking/db';
+import { createPgPool, createPrismaClient } from '@booking/db';
 import { startScheduledJobs } from '@booking/jobs';
 import { createDeliveryQueue, queueConnection } from '@booking/webhook-queue';
 import type { Logger } from 'pino';
@@ -7,7 +7,6 @@ import { MAINTENANCE_LOCK_MS, MAINTENANCE_QUEUE, maintenanceJobs } from './maint
 import { ReceiverAgents } from './delivery/receiver-agents';
 import { createMetrics, serveMetrics } from './metrics';
 import { startOutboxRelay } from './relay/outbox-relay';
-import { createSqlPool } from './sql/sql-pool';
 import { createAttemptRecorder } from './worker/attempt-recorder';
 import { createDeliveryReader } from './worker/read-delivery';
 import { startDeliveryWorker } from './worker/delivery-worker';
@@ -30,13 +29,14 @@ export async function startDispatcher(
   options: { metrics?: boolean } = {},
 ): Promise<Dispatcher> {
   // Prisma serves what is not per delivery (the sweeper, a deleted or disabled endpoint's
-  // deliveries); the relay and the attempts run on the raw pool (sql-pool).
+  // deliveries); the relay and the attempts run as prepared statements on a raw pg pool
+  // (createPgPool: the same bounds), since Prisma's runtime was most of a delivery's CPU.
   const db = createPrismaClient(config.databaseUrl, { poolSize: PRISMA_POOL_SIZE, ...config.dbTimeouts });
   const connection = queueConnection(config.redisUrl);
   connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
   const queue = createDeliveryQueue(connection, config.queuePrefix);
   const metrics = createMetrics(queue);
-  const sql = createSqlPool(config);
+  const sql = createPgPool(config.databaseUrl, { poolSize: config.dbPoolSize, ...config.dbTimeouts });
   sql.on('error', (error) => logger.warn({ err: error }, 'postgresql connection error'));
   const recorder = createAttemptRecorder(sql, {
     retryDelaysMs: config.webhooks.retryDelaysMs,

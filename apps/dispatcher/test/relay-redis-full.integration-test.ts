@@ -1,12 +1,11 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { loadConfig } from '@booking/config';
-import { createPrismaClient } from '@booking/db';
+import { createPgPool, createPrismaClient } from '@booking/db';
 import { createIsolatedDatabase, startRedisServer, waitUntil } from '@booking/test-kit';
 import { createDeliveryQueue, queueConnection } from '@booking/webhook-queue';
 import { Redis } from 'ioredis';
 import { sweepUnqueued } from '../src/maintenance/sweep-unqueued';
-import { createSqlPool } from '../src/sql/sql-pool';
 
 // A Redis that refuses writes (maxmemory reached under noeviction) while the relay drains more
 // than one batch: each batch's jobs fail to queue while the next batch is relayed. That failure
@@ -84,7 +83,7 @@ describe('the outbox relay when Redis refuses writes', () => {
     const admin = new Redis(redisServer.url, { lazyConnect: true });
     const connection = queueConnection(redisServer.url);
     const queue = createDeliveryQueue(connection, config.queuePrefix);
-    const sql = createSqlPool(config);
+    const sql = createPgPool(config.databaseUrl, { poolSize: config.dbPoolSize, ...config.dbTimeouts });
     const db = createPrismaClient(config.databaseUrl, { poolSize: 2 });
     let relay: ReturnType<typeof startRelayProcess> | undefined;
     try {

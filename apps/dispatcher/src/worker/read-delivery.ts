@@ -4,7 +4,6 @@ import { groupCalls } from './group-calls';
 /** A delivery with what its attempt needs of its event and endpoint, read in one statement. */
 export interface DeliveryToSend {
   id: string;
-  tenantId: string;
   eventName: string;
   status: string;
   isTest: boolean;
@@ -26,7 +25,6 @@ export interface DeliveryToSend {
 
 interface Row {
   id: string;
-  tenant_id: string;
   event_name: string;
   status: string;
   is_test: boolean;
@@ -52,7 +50,7 @@ interface Row {
 const READ_DELIVERIES: pg.QueryConfig<[string[]]> = {
   name: 'dispatcher-read-deliveries',
   text: `
-    SELECT d.id, d.tenant_id, d.event_name, d.status::text AS status, d.is_test, d.test_data, d.created_at,
+    SELECT d.id, d.event_name, d.status::text AS status, d.is_test, d.test_data, d.created_at,
            e.id AS event_id, e.data AS event_data, e.sealed_data,
            e.created_at AS event_created_at,
            c.email AS customer_email, c.first_name AS customer_first_name, c.last_name AS customer_last_name,
@@ -92,7 +90,6 @@ export function createDeliveryReader(pool: pg.Pool): DeliveryReader {
 function toDelivery(row: Row): DeliveryToSend {
   return {
     id: row.id,
-    tenantId: row.tenant_id,
     eventName: row.event_name,
     status: row.status,
     isTest: row.is_test,

@@ -4,17 +4,17 @@
 // are logged as JSON lines on stdout. SIGTERM stops the relay, which waits for its drain, then
 // the process exits 0.
 import { loadConfig } from '@booking/config';
+import { createPgPool } from '@booking/db';
 import { createDeliveryQueue, queueConnection } from '@booking/webhook-queue';
 import pino from 'pino';
 import { startOutboxRelay } from '../../src/relay/outbox-relay';
-import { createSqlPool } from '../../src/sql/sql-pool';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = pino({ level: 'warn' });
   const connection = queueConnection(config.redisUrl);
   const queue = createDeliveryQueue(connection, config.queuePrefix);
-  const sql = createSqlPool(config);
+  const sql = createPgPool(config.databaseUrl, { poolSize: config.dbPoolSize, ...config.dbTimeouts });
   const stop = await startOutboxRelay({
     sql,
     queue,
