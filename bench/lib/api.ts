@@ -2,7 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Target } from './catalogue';
 import { spawnNode, untilReady, type Child } from './children';
 import type { Checkout } from './checkout';
-import { freePort, HOLD_TTL_SECONDS, NO_LIMIT_PER_MINUTE, REDIS_URL, sleep } from './env';
+import { freePort, sleep } from '@booking/test-kit';
+import { HOLD_TTL_SECONDS, NO_LIMIT_PER_MINUTE, REDIS_URL } from './env';
 import { cannon, CONNECTIONS, posts, roundRobin, type RequestSpec } from './load';
 import { postJson } from './post-json';
 

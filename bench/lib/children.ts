@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { sleep } from './env';
+import { sleep } from '@booking/test-kit';
 
 /** A child process of the bench (a server, a worker), with the tail of what it printed. */
 export interface Child {
@@ -118,7 +118,7 @@ export async function stopAll(): Promise<void> {
 }
 
 /** Kills every child at once: for a signal or a crash of the bench, when there is no time to wait. */
-export function killAll(): void {
+function killAll(): void {
   for (const handle of running) handle.child.kill('SIGKILL');
 }
 

@@ -1,4 +1,3 @@
-import net from 'node:net';
 import path from 'node:path';
 
 /** This checkout's root: the ceilings and the load generator always run from here. */
@@ -10,19 +9,6 @@ export function databaseUrl(name: string): string {
   const url = new URL(process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/booking');
   url.pathname = `/${name}`;
   return url.toString();
-}
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** Capacity of every bench slot: no scenario is meant to run out of seats. */

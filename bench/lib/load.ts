@@ -106,7 +106,7 @@ export async function measure(
   return measured;
 }
 
-export const JSON_HEADERS = { 'content-type': 'application/json' };
+const JSON_HEADERS = { 'content-type': 'application/json' };
 
 export function roundRobin<T>(items: T[]): () => T {
   let i = 0;

@@ -3,7 +3,8 @@ import { performance } from 'node:perf_hooks';
 import type { Db } from '@booking/db';
 import { spawnNode, untilReady, type Child } from './children';
 import type { Checkout } from './checkout';
-import { freePort, REDIS_URL, sleep } from './env';
+import { freePort, sleep } from '@booking/test-kit';
+import { REDIS_URL } from './env';
 import { percentile } from './load';
 import type { Receiver } from './receiver';
 

@@ -2,25 +2,26 @@ import { randomUUID } from 'node:crypto';
 import { holdRequests, pileUpHolds, type Api } from '../lib/api';
 import type { Target } from '../lib/catalogue';
 import { rssMb, spawnNode, stopChild, untilReady } from '../lib/children';
-import { freePort, ROOT } from '../lib/env';
+import { freePort } from '@booking/test-kit';
+import { ROOT } from '../lib/env';
 import { figures, measure } from '../lib/load';
 import type { Row } from '../lib/report';
 
 export const MANY_SLOTS = 200;
 /** Live holds piled on the hot slot before it is measured (issue 12, goal 1). */
-export const HOT_PILE = 10_000;
+const HOT_PILE = 10_000;
 /** Live holds on the slot whose hold cost is compared with an empty one's. */
-export const DEEP_PILE = 50_000;
+const DEEP_PILE = 50_000;
 /** A pile stops here whatever its count; the row then says how many were placed. */
 const PILE_TIME_LIMIT_MS = 90_000;
 /** Holds placed to measure one hold's cost, at a low concurrency, on the empty and on the deep slot. */
 const COST_REQUESTS = 1_000;
 const COST_CONNECTIONS = 10;
 
-export const BASELINE = 'baseline: Express 5 + one Redis GET';
-export const HOLD_CEILING = `hold ceiling: Express + rate limit + SET NX + O(1) script, ${MANY_SLOTS} slots`;
+const BASELINE = 'baseline: Express 5 + one Redis GET';
+const HOLD_CEILING = `hold ceiling: Express + rate limit + SET NX + O(1) script, ${MANY_SLOTS} slots`;
 const HOLD_CEILING_HOT = `hold ceiling, 1 hot slot after ${HOT_PILE} live holds`;
-export const API_HOLDS = `hold via API, ${MANY_SLOTS} slots round robin`;
+const API_HOLDS = `hold via API, ${MANY_SLOTS} slots round robin`;
 const API_HOLDS_HOT = `hold via API, 1 hot slot after ${HOT_PILE} live holds (TTL 600 s)`;
 const API_HOLD_EMPTY = 'hold via API, cost on a slot with 0 live holds';
 const API_HOLD_DEEP = `hold via API, cost on a slot with ${DEEP_PILE} live holds`;

@@ -13,7 +13,7 @@ import {
 import type { Receiver } from '../lib/receiver';
 import type { Row } from '../lib/report';
 
-export const BURST_EVENTS = 3_000;
+const BURST_EVENTS = 3_000;
 const WARMUP_EVENTS = 300;
 const NOOP_JOBS = 10_000;
 const POST_JOBS = 3_000;
@@ -21,7 +21,7 @@ const ENQUEUE_BATCH = 200; // the relay's batch
 const RUN_TIMEOUT_MS = 60_000;
 
 const NOOP = 'BullMQ ceiling: no-op jobs';
-export const POST_CEILING = 'BullMQ ceiling: one POST per job (kept-alive connections)';
+const POST_CEILING = 'BullMQ ceiling: one POST per job (kept-alive connections)';
 const BURST = `dispatcher burst: ${BURST_EVENTS} events committed at once, commit -> receiver`;
 const RELAY = 'dispatcher burst: relay stage (commit -> relayed_at)';
 

@@ -186,7 +186,10 @@ const specs = {
   METRICS_PORT: port({ default: 9464, desc: "Port of the dispatcher's Prometheus /metrics" }),
   WORKER_HEALTH_PORT: port({ default: 9465, desc: "Port of the lifecycle worker's /healthz" }),
   BODY_LIMIT_BYTES: positiveInt({ default: 64 * 1024, desc: 'Largest accepted request body' }),
-  DB_POOL_SIZE: positiveInt({ default: 10, desc: 'PostgreSQL connections per process' }),
+  DB_POOL_SIZE: positiveInt({
+    default: 10,
+    desc: 'PostgreSQL connections per process (a dispatcher opens 3 more: 2 for Prisma, 1 to LISTEN)',
+  }),
   DB_CONNECT_TIMEOUT_MS: positiveInt({
     default: DB_TIMEOUT_DEFAULTS.connectTimeoutMs,
     desc: 'Longest wait for a PostgreSQL connection (a new one, or a free one of the pool) and for a transaction to begin',
