@@ -32,10 +32,11 @@ describe('requestDeadline', () => {
       }
     });
 
-    const started = Date.now();
     const res = await request(app).get('/');
 
-    expect(Date.now() - started).toBeLessThan(250);
+    // Answered by the deadline: before the handler, 150 ms later, tried to answer (an order, not a
+    // wall-clock bound, which a loaded CI machine stretched past 250 ms).
+    expect(late).toBeUndefined();
     expect(res.status).toBe(503);
     expect(res.body).toEqual({ error: 'service_unavailable', detail: expect.stringContaining('100 ms') });
     await sleep(250);
