@@ -5,6 +5,7 @@ import { jobRunsAt, type JobRunsAt } from '@booking/jobs';
 import { createDeliveryQueue, type DeliveryQueue } from '@booking/webhook-queue';
 import { createLogger, type Logger } from '@booking/logging';
 import type Stripe from 'stripe';
+import { createDrain, type Drain } from './health/drain';
 import { HoldStore } from './holds/hold-store';
 import { refuseStatementPastDeadline, transactionsWithinDeadline } from './http/request-deadline';
 import { LIFECYCLE_QUEUE } from './jobs/lifecycle-queue';
@@ -29,6 +30,8 @@ export interface AppDeps {
   lifecycle: JobRunsAt;
   /** Resolves webhook receiver names at subscription; tests pass one that never queries DNS. */
   lookupHost: LookupAll;
+  /** Set on SIGTERM: /readyz fails and connections close while the process drains (main.ts). */
+  drain: Drain;
 }
 
 export function createAppDeps(config: Config): AppDeps {
@@ -58,6 +61,7 @@ export function createAppDeps(config: Config): AppDeps {
     queueRedis,
     lifecycle: jobRunsAt({ connection: queueRedis, prefix: config.queuePrefix, queueName: LIFECYCLE_QUEUE }),
     lookupHost: systemLookupAll,
+    drain: createDrain(),
   };
 }
 

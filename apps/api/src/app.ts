@@ -4,6 +4,7 @@ import { amendmentRoutes } from './amendments/amendment-routes';
 import { bookingRoutes } from './bookings/booking-routes';
 import { customerRoutes } from './customers/customer-routes';
 import { giftCardRoutes } from './gift-cards/gift-card-routes';
+import { closeConnectionsWhileDraining } from './health/drain';
 import { healthRoutes } from './health/health-routes';
 import { holdRoutes } from './holds/hold-routes';
 import { errorHandler, notFoundHandler } from './http/error-handler';
@@ -36,6 +37,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.disable('x-powered-by');
   app.set('trust proxy', deps.config.trustProxy);
 
+  app.use(closeConnectionsWhileDraining(deps.drain));
   app.use(requestLogger(deps.logger));
   app.use(requestDeadline(deps.config.requestTimeoutMs));
   app.use(stripeWebhookRoutes(deps));

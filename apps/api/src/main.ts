@@ -8,21 +8,28 @@ function start() {
   const server = createApp(deps).listen(config.port, () => {
     deps.logger.info({ port: config.port }, 'api listening');
   });
+  server.keepAliveTimeout = config.keepAliveTimeoutMs;
 
-  // Behind a load balancer: stop taking connections, let in-flight requests finish, then close.
-  const shutdown = (signal: string) => {
-    deps.logger.info({ signal }, 'api shutting down');
-    const force = setTimeout(() => process.exit(1), config.shutdownGraceMs).unref();
-    server.close(() => {
-      void closeAppDeps(deps).finally(() => {
-        clearTimeout(force);
-        process.exit(0);
+  // Behind a load balancer: first drain (see Drain): /readyz fails while requests are still
+  // served, each answer closing its connection, until the balancer has taken this replica out
+  // of rotation. Then stop taking connections, let in-flight requests finish, and close.
+  // Ctrl-C in a terminal (SIGINT) has no balancer to wait for and skips the drain.
+  const shutdown = (signal: string, drainMs: number) => {
+    deps.logger.info({ signal, drainMs }, 'api shutting down');
+    deps.drain.draining = true;
+    const force = setTimeout(() => process.exit(1), drainMs + config.shutdownGraceMs).unref();
+    setTimeout(() => {
+      server.close(() => {
+        void closeAppDeps(deps).finally(() => {
+          clearTimeout(force);
+          process.exit(0);
+        });
       });
-    });
-    server.closeIdleConnections();
+      server.closeIdleConnections();
+    }, drainMs);
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM', config.shutdownDrainMs));
+  process.once('SIGINT', () => shutdown('SIGINT', 0));
 }
 
 try {

@@ -218,6 +218,14 @@ const specs = {
     default: 20_000,
     desc: 'Time to finish in-flight work on SIGTERM; above REQUEST_TIMEOUT_MS so every request can end',
   }),
+  SHUTDOWN_DRAIN_MS: nonNegativeInt({
+    default: 5_000,
+    desc: 'After SIGTERM the API fails /readyz but keeps serving this long (0: no drain), so load balancers take it out of rotation before its listener closes',
+  }),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt({
+    default: 65_000,
+    desc: "How long the API keeps an idle client connection open; above the load balancer's idle timeout, so the proxy never reuses a connection the API is closing",
+  }),
   SEED_DEMO_TENANT: bool({ default: true, desc: 'pnpm start seeds a demo tenant into an empty database' }),
 };
 
@@ -334,6 +342,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     requestTimeoutMs: parsed.REQUEST_TIMEOUT_MS,
     shutdownGraceMs: parsed.SHUTDOWN_GRACE_MS,
+    shutdownDrainMs: parsed.SHUTDOWN_DRAIN_MS,
+    keepAliveTimeoutMs: parsed.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     seedDemoTenant: parsed.SEED_DEMO_TENANT,
   };
 }

@@ -78,6 +78,7 @@ export { createIsolatedDatabase } from './isolated-database';
 export { killAllServiceProcesses, startServiceProcess, type ServiceProcess } from './service-process';
 export { startRedisServer, type RedisServer } from './redis-server';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy';
+export { startHaproxy, type Haproxy, type ServerStat, type Upstream } from './haproxy';
 export { freePort } from './ports';
 
 // Waiting on a state instead of sleeping.

@@ -20,12 +20,12 @@ export const healthOpenApi: OpenApiFeature = {
       method: 'get',
       path: '/readyz',
       operationId: 'checkReadiness',
-      summary: 'Readiness: PostgreSQL and Redis are reachable',
+      summary: 'Readiness: PostgreSQL and Redis are reachable and the process is not shutting down',
       access: anonymous,
       responses: { 200: ok('Ready', Readiness) },
       errors: {
         service_unavailable:
-          'PostgreSQL or Redis did not answer within 2 s (detail: {postgres, redis}, each ok or down; why stays in the log)',
+          'PostgreSQL or Redis did not answer within 2 s (detail: {postgres, redis}, each ok or down; why stays in the log), or the process is draining before it shuts down (detail: {draining: true})',
       },
     },
   ],

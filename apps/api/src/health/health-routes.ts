@@ -27,13 +27,18 @@ async function check(name: string, log: Logger, work: () => Promise<unknown>): P
   }
 }
 
-/** `/healthz`: the process answers (liveness). `/readyz`: it can reach PostgreSQL and Redis (readiness). */
+/**
+ * `/healthz`: the process answers (liveness). `/readyz`: it can reach PostgreSQL and Redis and is
+ * not draining (readiness).
+ */
 export function healthRoutes(deps: AppDeps): Router {
   const router = Router();
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' } satisfies Liveness);
   });
   router.get('/readyz', async (req, res) => {
+    // Out of rotation before the listener closes: see Drain.
+    if (deps.drain.draining) throw new AppError('service_unavailable', { draining: true });
     const [postgres, redis] = await Promise.all([
       check('postgres', req.log, () => deps.db.$queryRaw`SELECT 1`),
       check('redis', req.log, () => deps.redis.ping()),
