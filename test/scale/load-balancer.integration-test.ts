@@ -51,6 +51,7 @@ describe('two API replicas behind HAProxy', () => {
     t = createTestApp({ REDIS_URL: redis.url });
     demo = await seedTenant(t.deps);
     ports = await Promise.all(REPLICAS.map(() => freePort()));
+    const metricsPorts = await Promise.all(REPLICAS.map(() => freePort()));
     const started = await Promise.all(
       REPLICAS.map((name, i) =>
         startServiceProcess({
@@ -58,6 +59,8 @@ describe('two API replicas behind HAProxy', () => {
           entry: path.join('apps', 'api', 'src', 'main.ts'),
           env: {
             PORT: String(ports[i]),
+            // Two replicas on one host: each its own metrics port.
+            API_METRICS_PORT: String(metricsPorts[i]),
             REDIS_URL: redis.url,
             // One proxy in front: the last X-Forwarded-For entry, the one HAProxy adds, is the client.
             TRUST_PROXY: '1',
