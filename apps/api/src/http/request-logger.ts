@@ -1,34 +1,56 @@
 import { randomUUID } from 'node:crypto';
-import type { Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
+import { performance } from 'node:perf_hooks';
+import type { RequestHandler } from 'express';
+import type { Level, Logger } from 'pino';
 import { redactUrl } from './redact-url';
 
 export const REQUEST_ID = /^[\w.-]{1,128}$/;
 
+declare module 'node:http' {
+  interface IncomingMessage {
+    /** The request's logger: its lines carry the request (id, method, redacted url). */
+    log: Logger;
+  }
+}
+
 /**
  * One JSON log line per request, tagged with a request id (the caller's X-Request-Id when it is
  * sane, so a trace can cross the load balancer) that is echoed back in the response.
+ *
+ * Written for the hot paths rather than with pino-http: the request's child logger is made only
+ * when something logs through `req.log` (most requests never do), and the summary line is built
+ * only when its level is enabled. Under load pino-http's per-request child logger, serialisers
+ * and listeners were ~6% of a hold's CPU.
  */
-export function requestLogger(logger: Logger) {
-  return pinoHttp({
-    logger,
-    genReqId: (req, res) => {
-      const given = req.headers['x-request-id'];
-      const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-      res.setHeader('X-Request-Id', id);
-      return id;
-    },
-    customLogLevel: (_req, res, error) =>
-      error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
-    // Only what helps to debug; never headers, where keys and tokens travel.
-    serializers: {
-      // Tokens travel in some paths and personal data in some queries: see redactUrl.
-      req: (req: { id: string; method: string; url: string }) => ({
-        id: req.id,
-        method: req.method,
-        url: redactUrl(req.url),
-      }),
-      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-    },
-  });
+export function requestLogger(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const started = performance.now();
+    const given = req.headers['x-request-id'];
+    const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    res.setHeader('X-Request-Id', id);
+    // Only what helps to debug; never headers, where keys and tokens travel. Tokens travel in
+    // some paths and personal data in some queries: see redactUrl.
+    const described = () => ({ id, method: req.method, url: redactUrl(req.originalUrl) });
+    let child: Logger | undefined;
+    Object.defineProperty(req, 'log', {
+      configurable: true,
+      get: () => (child ??= logger.child({ req: described() })),
+    });
+
+    res.once('close', () => {
+      // Closed before the answer was all sent: the client went away (or the socket failed).
+      const aborted = !res.writableFinished;
+      const level: Level = aborted || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info';
+      if (!logger.isLevelEnabled(level)) return;
+      logger[level](
+        {
+          req: described(),
+          res: { statusCode: res.statusCode },
+          responseTime: Math.round(performance.now() - started),
+        },
+        aborted ? 'request aborted' : 'request completed',
+      );
+    });
+    next();
+  };
 }
