@@ -5,7 +5,7 @@
  * hold ceiling, the bare booking ceiling on raw pg, BullMQ no-op jobs and BullMQ + one POST per
  * job. Apps (run for this checkout, and for BENCH_BEFORE_ROOT's when set, from its own root with
  * its own databases and queue prefix): holds, bookings and the dispatcher burst through the real
- * processes, and their scaling over two pinned processes. Prints the table and writes
+ * processes, and their scaling over two pinned processes, directly and behind HAProxy. Prints the table and writes
  * bench/results/latest.json. Everything shares one machine, so only ratios taken in one run mean
  * anything; docs/testing.md describes each scenario.
  */
@@ -21,6 +21,7 @@ import { startReceiver, type Receiver } from './lib/receiver';
 import { printTable, writeJson, type Row } from './lib/report';
 import { apiBookings, bookingCeilings } from './scenarios/bookings';
 import { apiHolds, holdCeilings } from './scenarios/holds';
+import { apiLoadBalancer } from './scenarios/load-balancer';
 import { apiScale, dispatcherScale, SCALE_NOTE } from './scenarios/scale';
 import { dispatcherBurst, webhookCeilings } from './scenarios/webhooks';
 
@@ -61,6 +62,9 @@ async function apiRuns(checkout: Checkout, rows: AppRows): Promise<Row[]> {
     }
     if (checkout.label === 'after') ceilings = await attempt('booking ceiling', () => bookingCeilings(target, url));
     rows.scale.push(...(await attempt(`API scale (${checkout.label})`, () => apiScale(checkout, url, target))));
+    rows.scale.push(
+      ...(await attempt(`load balancer (${checkout.label})`, () => apiLoadBalancer(checkout, url, target))),
+    );
   } finally {
     await target.close();
   }

@@ -12,9 +12,17 @@ export interface Api {
   child: Child;
 }
 
-/** The checkout's API process (its own `apps/api/src/main.ts`), production settings, limits off. */
-export async function startApi(checkout: Checkout, databaseUrl: string, core?: number): Promise<Api> {
-  const port = await freePort();
+/**
+ * The checkout's API process (its own `apps/api/src/main.ts`), production settings, limits off;
+ * `env` on top (TRUST_PROXY behind a proxy).
+ */
+export async function startApi(
+  checkout: Checkout,
+  databaseUrl: string,
+  core?: number,
+  env: Record<string, string> = {},
+): Promise<Api> {
+  const [port, metricsPort] = [await freePort(), await freePort()];
   const child = spawnNode(
     `api (${checkout.label}${core === undefined ? '' : `, core ${core}`})`,
     checkout.root,
@@ -30,6 +38,9 @@ export async function startApi(checkout: Checkout, databaseUrl: string, core?: n
       HOLD_TTL_SECONDS: String(HOLD_TTL_SECONDS),
       RATE_LIMIT_HOLDS_PER_MINUTE: String(NO_LIMIT_PER_MINUTE),
       RATE_LIMIT_BOOKINGS_PER_MINUTE: String(NO_LIMIT_PER_MINUTE),
+      // Several APIs on one host: each its own metrics port.
+      API_METRICS_PORT: String(metricsPort),
+      ...env,
     },
     core,
   );

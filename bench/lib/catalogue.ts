@@ -7,6 +7,11 @@ export interface Target {
   tenantId: string;
   venueId: string;
   experienceId: string;
+  /**
+   * GET path of the widget page of the tenant's other experience, whose slots are only the
+   * seeded ones: a read whose cost does not grow with the slots the scenarios make.
+   */
+  widgetPath: string;
   /** Makes `count` fresh future slots of the experience (capacity CAPACITY) and returns their ids. */
   makeSlots(count: number): Promise<string[]>;
   close(): Promise<void>;
@@ -27,6 +32,7 @@ export async function prepareCatalogue(checkout: Checkout, databaseUrl: string):
     tenantId: demo.tenant.id,
     venueId: demo.venue_id,
     experienceId: experience.id,
+    widgetPath: `/api/widget/experience?tenant=${demo.tenant.slug}&experience=${demo.experiences[1]!.slug}`,
     async makeSlots(count) {
       const rows = Array.from({ length: count }, () => {
         const startsAt = new Date(base + made++ * 3600 * 1000);

@@ -7,7 +7,6 @@ import {
   freePort,
   kayak,
   killAllServiceProcesses,
-  placeHold,
   seedTenant,
   sleep,
   startHaproxy,
@@ -87,7 +86,11 @@ describe('two API replicas behind HAProxy', () => {
     await redis?.kill();
   });
 
-  const holdBody = (slotId: string, seats = 1) => ({ slot_id: slotId, experience_id: kayak(demo).experience.id, seats });
+  const holdBody = (slotId: string, seats = 1) => ({
+    slot_id: slotId,
+    experience_id: kayak(demo).experience.id,
+    seats,
+  });
 
   it('when two clients place holds through both replicas, then each gets exactly its per-IP limit and one client being limited does not limit the other', async () => {
     const slotId = kayak(demo).experience.slots[1]!.id;
@@ -110,7 +113,9 @@ describe('two API replicas behind HAProxy', () => {
     const statuses = (answers: Answer[]) => answers.map((a) => a.status).sort();
     expect(statuses(firstAnswers)).toEqual([...Array(HOLDS_PER_MINUTE).fill(200), ...Array(15).fill(429)]);
     expect(statuses(secondAnswers)).toEqual([...Array(HOLDS_PER_MINUTE).fill(200), ...Array(2).fill(429)]);
-    expect(firstAnswers.filter((a) => a.status === 429).map((a) => a.body.error)).toEqual(Array(15).fill('rate_limited'));
+    expect(firstAnswers.filter((a) => a.status === 429).map((a) => a.body.error)).toEqual(
+      Array(15).fill('rate_limited'),
+    );
     // Both replicas counted against the same budgets.
     expect(new Set(firstAnswers.map((a) => a.servedBy))).toEqual(new Set(REPLICAS));
     expect(new Set(secondAnswers.map((a) => a.servedBy))).toEqual(new Set(REPLICAS));
