@@ -1,6 +1,6 @@
 import { systemLookupAll, type LookupAll } from '@booking/address-policy';
 import type { Config } from '@booking/config';
-import { createPgPool, createPrismaClient, createRedis, type Db, type PgPool, type Redis } from '@booking/db';
+import { createPgPool, createPrismaClient, createRedis, type Db, type PgPool, type RedisClient } from '@booking/db';
 import { jobRunsAt, type JobRunsAt } from '@booking/jobs';
 import { createDeliveryQueue, type DeliveryQueue } from '@booking/webhook-queue';
 import { createLogger, type Logger } from '@booking/logging';
@@ -17,7 +17,7 @@ export interface AppDeps {
   db: Db;
   /** The pool `db` runs on, for the few hot statements written as raw SQL (a booking's). */
   pool: PgPool;
-  redis: Redis;
+  redis: RedisClient;
   logger: Logger;
   holds: HoldStore;
   /** Null when payments are not configured. */
@@ -25,7 +25,7 @@ export interface AppDeps {
   /** Where test deliveries, redeliveries and resumed deliveries are queued for the dispatcher. */
   deliveryQueue: DeliveryQueue;
   /** The queue's own connection, a producer's: like `redis` it fails fast while Redis is away. */
-  queueRedis: Redis;
+  queueRedis: RedisClient;
   /** Asks the lifecycle worker to run a job at an exact moment (an order's payment window closing). */
   lifecycle: JobRunsAt;
   /** Resolves webhook receiver names at subscription; tests pass one that never queries DNS. */
@@ -36,11 +36,11 @@ export interface AppDeps {
 
 export function createAppDeps(config: Config): AppDeps {
   const logger = createLogger(config.logLevel, 'api');
-  const redis = createRedis(config.redisUrl, { ...config.redisTimeouts, autoPipelining: true });
+  const redis = createRedis(config, { ...config.redisTimeouts, autoPipelining: true });
   // Requests that need Redis fail with 503 while it is away; without a listener ioredis would
   // also print every failed reconnect as an unhandled error.
   redis.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
-  const queueRedis = createRedis(config.redisUrl, { ...config.redisTimeouts, lazyConnect: false });
+  const queueRedis = createRedis(config, { ...config.redisTimeouts, lazyConnect: false });
   queueRedis.on('error', (error: Error) => logger.warn({ err: error }, 'queue redis connection error'));
   const deliveryQueue = createDeliveryQueue(queueRedis, config.queuePrefix, { failFast: true });
   deliveryQueue.on('error', (error: Error) => logger.warn({ err: error }, 'delivery queue error'));
@@ -70,6 +70,6 @@ export async function closeAppDeps(deps: AppDeps): Promise<void> {
   await deps.lifecycle.close();
   // QUIT needs an answer; from a Redis that gives none the connection is dropped instead, which
   // also stops it reconnecting.
-  const quit = (redis: Redis) => redis.quit().catch(() => redis.disconnect());
+  const quit = (redis: RedisClient) => redis.quit().catch(() => redis.disconnect());
   await Promise.allSettled([deps.db.$disconnect(), quit(deps.redis), quit(deps.queueRedis)]);
 }

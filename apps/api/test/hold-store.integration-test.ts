@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createTestApp, kayak, seedTenant, type TestApp } from '@booking/test-kit';
 import { changeBookedSeats } from '../src/holds/booked-seats';
-import { HoldStore, type SlotSnapshot } from '../src/holds/hold-store';
+import { holdIdOn, HoldStore, slotTag, type SlotSnapshot } from '../src/holds/hold-store';
 
 describe('HoldStore: the running seat total and the slot mirror', () => {
   let t: TestApp;
@@ -30,7 +30,10 @@ describe('HoldStore: the running seat total and the slot mirror', () => {
       return snapshot;
     };
     const hold = (store: HoldStore, seats: number) =>
-      store.place({ id: randomUUID(), experienceId: experience.id, slotId: slot.id, seats }, readSlot);
+      store.place(
+        { id: holdIdOn(slot.id, randomUUID()), experienceId: experience.id, slotId: slot.id, seats },
+        readSlot,
+      );
     return { slotId: slot.id, experienceId: experience.id, hold, reads: () => reads };
   }
 
@@ -44,7 +47,7 @@ describe('HoldStore: the running seat total and the slot mirror', () => {
     expect([placed.outcome, kept.outcome]).toEqual(['placed', 'placed']);
     expect((await t.deps.holds.liveSeats([s.slotId])).get(s.slotId)).toBe(33);
 
-    const holds = await t.deps.redis.zrange(`holds:slot:${s.slotId}`, '0', '-1');
+    const holds = await t.deps.redis.zrange(`holds:{${slotTag(s.slotId)}}:slot:${s.slotId}`, '0', '-1');
     const [convertedId] = holds.find((member) => member.endsWith(':4'))!.split(':');
     const converted = (await t.deps.holds.get(convertedId!))!;
     await t.deps.holds.convert(converted, randomUUID(), 3);
@@ -53,10 +56,10 @@ describe('HoldStore: the running seat total and the slot mirror', () => {
 
     // The three short holds expire; nothing is swept until a script meets them.
     await new Promise((resolve) => setTimeout(resolve, 1_100));
-    expect(await t.deps.redis.zcard(`holds:slot:${s.slotId}`)).toBe(5);
+    expect(await t.deps.redis.zcard(`holds:{${slotTag(s.slotId)}}:slot:${s.slotId}`)).toBe(5);
     expect((await t.deps.holds.liveSeats([s.slotId])).get(s.slotId)).toBe(9);
-    expect(await t.deps.redis.zcard(`holds:slot:${s.slotId}`)).toBe(2);
-    expect(await t.deps.redis.get(`holds:slot:${s.slotId}:seats`)).toBe('9');
+    expect(await t.deps.redis.zcard(`holds:{${slotTag(s.slotId)}}:slot:${s.slotId}`)).toBe(2);
+    expect(await t.deps.redis.get(`holds:{${slotTag(s.slotId)}}:slot:${s.slotId}:seats`)).toBe('9');
 
     const [keptId] = holds.find((member) => member.endsWith(':6'))!.split(':');
     await t.deps.holds.release(s.slotId, keptId!, 6);
@@ -68,7 +71,7 @@ describe('HoldStore: the running seat total and the slot mirror', () => {
     const s = await freshSlot(20);
     await s.hold(t.deps.holds, 8);
     await s.hold(t.deps.holds, 4);
-    await t.deps.redis.del(`holds:slot:${s.slotId}:seats`);
+    await t.deps.redis.del(`holds:{${slotTag(s.slotId)}}:slot:${s.slotId}:seats`);
 
     expect((await t.deps.holds.liveSeats([s.slotId])).get(s.slotId)).toBe(12);
     expect((await s.hold(t.deps.holds, 9)).outcome).toBe('full');
@@ -100,12 +103,12 @@ describe('HoldStore: the running seat total and the slot mirror', () => {
   it("when a hold's seats are confirmed, then they leave the hold and enter the booked figure in one step", async () => {
     const s = await freshSlot(10);
     expect((await s.hold(t.deps.holds, 6)).outcome).toBe('placed');
-    const [member] = await t.deps.redis.zrange(`holds:slot:${s.slotId}`, '0', '-1');
+    const [member] = await t.deps.redis.zrange(`holds:{${slotTag(s.slotId)}}:slot:${s.slotId}`, '0', '-1');
     const holdId = member!.split(':')[0]!;
 
     await t.deps.holds.seatsBooked(s.slotId, 6, { id: holdId, seats: 6 });
     expect((await t.deps.holds.liveSeats([s.slotId])).get(s.slotId)).toBe(0);
-    expect(await t.deps.redis.hget(`slots:${s.slotId}`, 'booked')).toBe('6');
+    expect(await t.deps.redis.hget(`slots:{${slotTag(s.slotId)}}:${s.slotId}`, 'booked')).toBe('6');
     expect((await s.hold(t.deps.holds, 5)).outcome).toBe('full');
     expect((await s.hold(t.deps.holds, 4)).outcome).toBe('placed');
   });
@@ -113,11 +116,11 @@ describe('HoldStore: the running seat total and the slot mirror', () => {
   it('when the slot is not open, then nothing is mirrored and the hold is refused', async () => {
     const s = await freshSlot(10);
     const outcome = await t.deps.holds.place(
-      { id: randomUUID(), experienceId: s.experienceId, slotId: s.slotId, seats: 1 },
+      { id: holdIdOn(s.slotId, randomUUID()), experienceId: s.experienceId, slotId: s.slotId, seats: 1 },
       async () => null,
     );
     expect(outcome).toEqual({ outcome: 'slot_not_found' });
-    expect(await t.deps.redis.exists(`slots:${s.slotId}`)).toBe(0);
+    expect(await t.deps.redis.exists(`slots:{${slotTag(s.slotId)}}:${s.slotId}`)).toBe(0);
   });
 
   it('when a change that frees seats rolls back, then holds still see the seats it did not free', async () => {
@@ -125,15 +128,18 @@ describe('HoldStore: the running seat total and the slot mirror', () => {
     const { experience, slot } = kayak(demo);
     await t.deps.db.slot.update({ where: { id: slot.id }, data: { seatsBooked: slot.capacity } });
     const hold = () =>
-      t.deps.holds.place({ id: randomUUID(), experienceId: experience.id, slotId: slot.id, seats: 4 }, async () => ({
-        capacity: slot.capacity,
-        seatsBooked: slot.capacity,
-        experienceId: experience.id,
-        tenantId: demo.tenant.id,
-        startsAt: new Date(Date.now() + 86_400_000),
-        minPartySize: 1,
-        maxPartySize: 10,
-      }));
+      t.deps.holds.place(
+        { id: holdIdOn(slot.id, randomUUID()), experienceId: experience.id, slotId: slot.id, seats: 4 },
+        async () => ({
+          capacity: slot.capacity,
+          seatsBooked: slot.capacity,
+          experienceId: experience.id,
+          tenantId: demo.tenant.id,
+          startsAt: new Date(Date.now() + 86_400_000),
+          minPartySize: 1,
+          maxPartySize: 10,
+        }),
+      );
     expect((await hold()).outcome).toBe('full');
 
     // A cancellation (or refund, party shrink, reschedule away) that fails after freeing the seats.

@@ -32,7 +32,7 @@ export async function startDispatcher(
   // deliveries); the relay and the attempts run as prepared statements on a raw pg pool
   // (createPgPool: the same bounds), since Prisma's runtime was most of a delivery's CPU.
   const db = createPrismaClient(config.databaseUrl, { poolSize: PRISMA_POOL_SIZE, ...config.dbTimeouts });
-  const connection = queueConnection(config.redisUrl);
+  const connection = queueConnection(config);
   connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
   const queue = createDeliveryQueue(connection, config.queuePrefix);
   const metrics = createMetrics(queue);

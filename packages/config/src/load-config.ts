@@ -42,6 +42,21 @@ const trustProxy = makeValidator<boolean | number | string>((input) => {
   throw new Error('must be true, false, a hop count or a comma list of addresses/subnets');
 });
 
+/**
+ * Seeds of a Redis Cluster: a comma list of `host:port`. Empty (default): one Redis at REDIS_URL.
+ * Any few nodes will do; the client learns the rest of the cluster from them.
+ */
+const redisClusterNodes = makeValidator<{ host: string; port: number }[]>((input) => {
+  const value = String(input).trim();
+  if (value === '') return [];
+  return value.split(',').map((item) => {
+    const match = /^\[?([^\s\]]+?)\]?:(\d{1,5})$/.exec(item.trim());
+    const port = Number(match?.[2]);
+    if (!match || port < 1 || port > 65_535) throw new Error('must be a comma list of host:port');
+    return { host: match[1]!, port };
+  });
+});
+
 /** A comma list of non-negative milliseconds, one per attempt; the first is attempt 1's delay. */
 const retryDelays = makeValidator<number[]>((input) => {
   const items = String(input)
@@ -71,6 +86,10 @@ const specs = {
     desc: 'PostgreSQL connection URL; the database is created on start if it is missing',
   }),
   REDIS_URL: url({ default: 'redis://127.0.0.1:6379', desc: 'Redis for holds, idempotency, rate limits, queues' }),
+  REDIS_CLUSTER_NODES: redisClusterNodes({
+    default: [],
+    desc: 'Seeds of a Redis Cluster (host:port, comma-separated); REDIS_URL then gives only the user, password and TLS (rediss:)',
+  }),
   PORT: port({ default: 3000, desc: 'HTTP port of the API' }),
   PUBLIC_BASE_URL: url({
     default: 'http://localhost:3000',
@@ -278,6 +297,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     env: parsed.NODE_ENV,
     databaseUrl: parsed.DATABASE_URL,
     redisUrl: parsed.REDIS_URL,
+    redisClusterNodes: parsed.REDIS_CLUSTER_NODES,
     port: parsed.PORT,
     publicBaseUrl: parsed.PUBLIC_BASE_URL.replace(/\/+$/, ''),
     logLevel: parsed.LOG_LEVEL,
@@ -325,7 +345,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       relayIntervalMs: parsed.WEBHOOK_RELAY_INTERVAL_MS,
       sweepIntervalMs: parsed.WEBHOOK_SWEEP_INTERVAL_MS,
     },
-    queuePrefix: parsed.QUEUE_PREFIX,
+    // On a cluster, BullMQ runs multi-key scripts over a queue's keys, which must then share a hash
+    // tag: a prefix without one is put in braces, so all queues live on one node.
+    queuePrefix:
+      parsed.REDIS_CLUSTER_NODES.length > 0 && !/\{[^}]+\}/.test(parsed.QUEUE_PREFIX)
+        ? `{${parsed.QUEUE_PREFIX}}`
+        : parsed.QUEUE_PREFIX,
     queueDashboardPassword: parsed.QUEUE_DASHBOARD_PASSWORD,
     metricsPort: parsed.METRICS_PORT,
     workerHealthPort: parsed.WORKER_HEALTH_PORT,

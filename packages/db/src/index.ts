@@ -3,7 +3,7 @@ export type { Db, Tx } from './prisma-client';
 export { createPgPool } from './pg-pool';
 export type { PgPool, PgPoolOptions } from './pg-pool';
 export { createRedis } from './redis';
-export type { Redis } from './redis';
+export type { Cluster, Redis, RedisClient, RedisNode, RedisOptions, RedisTarget } from './redis';
 export { applyMigrations } from './migrations/apply-migrations';
 export { seedDemoTenant } from './seed/demo-tenant';
 export type { DemoTenant } from './seed/demo-tenant';

@@ -1,42 +1,69 @@
 import { REDIS_TIMEOUT_DEFAULTS } from '@booking/config';
-import { Redis } from 'ioredis';
+import { Cluster, Redis, type RedisOptions as IORedisOptions } from 'ioredis';
+
+/** A single Redis or a Redis Cluster: every user of Redis compiles against both. */
+export type RedisClient = Redis | Cluster;
+
+export interface RedisNode {
+  host: string;
+  port: number;
+}
+
+/**
+ * Where Redis is: a URL (tests, benches, CLIs), or the service's settings, where a non-empty
+ * `redisClusterNodes` (REDIS_CLUSTER_NODES) means a cluster reached through those seeds, and the
+ * URL then gives only the user, the password and TLS (`rediss:`) of every node.
+ */
+export type RedisTarget = string | { redisUrl: string; redisClusterNodes: readonly RedisNode[] };
 
 export interface RedisOptions {
   /**
    * Reconnect attempts a command waits through before it fails. Default 1: while Redis is away a
-   * request should fail fast (503) rather than wait through reconnect back-offs.
+   * request should fail fast (503) rather than wait through reconnect back-offs. Null: wait for
+   * ever, as BullMQ workers need.
    */
-  maxRetriesPerRequest?: number;
+  maxRetriesPerRequest?: number | null;
   /** Longest wait for each TCP connection attempt. Default 5000. */
   connectTimeoutMs?: number;
   /**
    * A command not answered this long fails ("Command timed out"), and a connection that has
    * received nothing for this long while a command waits is closed and made again, so a Redis
    * that stopped answering (or vanished without closing the connection) costs a request at most
-   * this long. Never for blocking commands, which wait on purpose. Default 2000.
+   * this long. Never for blocking commands, which wait on purpose. Default 2000; null: none, for
+   * BullMQ workers, whose blocking commands wait for jobs.
    */
-  commandTimeoutMs?: number;
+  commandTimeoutMs?: number | null;
   /**
    * Connect on the first command rather than at once. Default true; a BullMQ producer queue's
    * connection passes false, as BullMQ expects a connecting client.
    */
   lazyConnect?: boolean;
   /**
-   * Send the commands issued in one event-loop tick in one write (ioredis auto-pipelining).
-   * Default false. Under load a request's commands (rate limit, idempotency, hold script) and
-   * other requests' then share socket writes; the write syscalls were the biggest single cost
-   * of a hold in a CPU profile.
+   * Send the commands issued in one event-loop tick in one write (ioredis auto-pipelining; on a
+   * cluster, one write per node). Default false. Under load a request's commands (rate limit,
+   * idempotency, hold script) and other requests' then share socket writes; the write syscalls
+   * were the biggest single cost of a hold in a CPU profile.
    */
   autoPipelining?: boolean;
 }
 
 /**
- * The one place a fail-fast Redis connection is made: for requests, and for the API's queue of
- * webhook deliveries, which only adds jobs (BullMQ workers' connections, which wait forever, are
- * made in @booking/webhook-queue). `lazyConnect` keeps tests and CLIs from opening sockets they
- * never use; reconnecting keeps going in the background.
+ * On a cluster, how many times a command is sent again after a node closed its connection or
+ * answered CLUSTERDOWN, and how long apart: a request fails (503) after about a second and a half
+ * of a failover rather than waiting for it to end, and a command caught by a slot moving to a
+ * promoted replica follows it.
  */
-export function createRedis(url: string, options: RedisOptions = {}): Redis {
+const CLUSTER_RETRIES = { maxRedirections: 16, retryDelayMs: 100 };
+
+const reconnectDelay = (attempt: number) => Math.min(attempt * 50, 500);
+
+/**
+ * The one place a Redis connection is made: fail-fast ones for requests and for queues that only
+ * add jobs, and waiting ones for BullMQ workers (`maxRetriesPerRequest: null, commandTimeoutMs:
+ * null`, see @booking/webhook-queue's `queueConnection`). `lazyConnect` keeps tests and CLIs from
+ * opening sockets they never use; reconnecting keeps going in the background.
+ */
+export function createRedis(target: RedisTarget, options: RedisOptions = {}): RedisClient {
   const {
     maxRetriesPerRequest = 1,
     connectTimeoutMs = REDIS_TIMEOUT_DEFAULTS.connectTimeoutMs,
@@ -44,15 +71,38 @@ export function createRedis(url: string, options: RedisOptions = {}): Redis {
     lazyConnect = true,
     autoPipelining = false,
   } = options;
-  return new Redis(url, {
-    lazyConnect,
-    enableAutoPipelining: autoPipelining,
+  const connection: IORedisOptions = {
     maxRetriesPerRequest,
     connectTimeout: connectTimeoutMs,
-    commandTimeout: commandTimeoutMs,
-    socketTimeout: commandTimeoutMs,
-    retryStrategy: (attempt) => Math.min(attempt * 50, 500),
+    ...(commandTimeoutMs === null ? {} : { commandTimeout: commandTimeoutMs, socketTimeout: commandTimeoutMs }),
+  };
+  const url = typeof target === 'string' ? target : target.redisUrl;
+  const nodes = typeof target === 'string' ? [] : target.redisClusterNodes;
+  if (nodes.length === 0) {
+    return new Redis(url, {
+      ...connection,
+      lazyConnect,
+      enableAutoPipelining: autoPipelining,
+      retryStrategy: reconnectDelay,
+    });
+  }
+  const { username, password, protocol } = new URL(url);
+  return new Cluster([...nodes], {
+    lazyConnect,
+    enableAutoPipelining: autoPipelining,
+    clusterRetryStrategy: reconnectDelay,
+    maxRedirections: CLUSTER_RETRIES.maxRedirections,
+    retryDelayOnFailover: CLUSTER_RETRIES.retryDelayMs,
+    retryDelayOnClusterDown: CLUSTER_RETRIES.retryDelayMs,
+    retryDelayOnTryAgain: CLUSTER_RETRIES.retryDelayMs,
+    slotsRefreshTimeout: connectTimeoutMs,
+    redisOptions: {
+      ...connection,
+      ...(username ? { username: decodeURIComponent(username) } : {}),
+      ...(password ? { password: decodeURIComponent(password) } : {}),
+      ...(protocol === 'rediss:' ? { tls: {} } : {}),
+    },
   });
 }
 
-export type { Redis };
+export type { Cluster, Redis };

@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { KEEP_COMPLETED, KEEP_FAILED } from './reconcile-schedulers';
 
 /**
@@ -17,7 +17,7 @@ export interface JobRunsAt {
   close(): Promise<void>;
 }
 
-export function jobRunsAt(options: { connection: Redis; prefix: string; queueName: string }): JobRunsAt {
+export function jobRunsAt(options: { connection: Redis | Cluster; prefix: string; queueName: string }): JobRunsAt {
   const queue = new Queue(options.queueName, { connection: options.connection, prefix: options.prefix });
   return {
     async runAt(name, at, key) {

@@ -1,6 +1,6 @@
 import type { Logger } from '@booking/logging';
 import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { reconcileSchedulers } from './reconcile-schedulers';
 import type { JobSummary, ScheduledJob } from './scheduled-job';
 
@@ -10,7 +10,7 @@ export interface ScheduledJobsOptions {
    * of @booking/webhook-queue), so waits for Redis block instead of failing. Owned by the caller:
    * `close()` leaves it open.
    */
-  connection: Redis;
+  connection: Redis | Cluster;
   /** Redis key prefix of the queue (`QUEUE_PREFIX`), so deployments and test runs stay apart. */
   prefix: string;
   /** The queue of `jobs`, one per kind of process; every process of that kind passes the same jobs. */

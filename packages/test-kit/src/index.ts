@@ -77,6 +77,7 @@ export {
 export { createIsolatedDatabase } from './isolated-database';
 export { killAllServiceProcesses, startServiceProcess, type ServiceProcess } from './service-process';
 export { startRedisServer, type RedisServer } from './redis-server';
+export { startRedisCluster, type ClusterNode, type RedisCluster } from './redis-cluster';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy';
 export { startHaproxy, type Haproxy, type ServerStat, type Upstream } from './haproxy';
 export { freePort } from './ports';

@@ -1,5 +1,5 @@
 import { Queue, type ConnectionOptions } from 'bullmq';
-import { Redis } from 'ioredis';
+import { createRedis, type RedisClient, type RedisTarget } from '@booking/db';
 
 /** The BullMQ queue of webhook deliveries: the API and the relay add, dispatcher workers take. */
 export const DELIVERY_QUEUE = 'webhook-deliveries';
@@ -76,7 +76,8 @@ export function retryDelay(retryDelaysMs: number[], firstAttempt: number, failed
 /**
  * A Redis connection for BullMQ workers, which need `maxRetriesPerRequest: null` and no command
  * timeout so their blocking commands wait for jobs, and for Redis to come back, instead of failing.
+ * A cluster when the target says so (REDIS_CLUSTER_NODES).
  */
-export function queueConnection(redisUrl: string): Redis {
-  return new Redis(redisUrl, { maxRetriesPerRequest: null });
+export function queueConnection(target: RedisTarget): RedisClient {
+  return createRedis(target, { maxRetriesPerRequest: null, commandTimeoutMs: null, lazyConnect: false });
 }

@@ -1,18 +1,21 @@
-// The Redis side of seat holds. Per slot:
-// - `holds:slot:<slotId>`: a sorted set of `<holdId>:<seats>` scored by expiry. Members past their
-//   score are dead, whatever has been swept yet.
-// - `holds:slot:<slotId>:seats`: the running total of the seats in that set, kept by every script
-//   that adds, shrinks or removes a member. It is what capacity reads, so a check costs the same
-//   with 0 or 50,000 live holds on the slot; expired members are swept (and taken off the total) as
-//   they are met, so each hold is swept once over its life. A total that is missing (a set written
-//   before totals existed, or a key lost) is counted again once from the set.
-// - `slots:<slotId>`: the slot as a hold needs it (capacity, seats booked, experience, tenant, start,
-//   party sizes), mirrored from PostgreSQL for SLOT_MIRROR_TTL so a hold makes no PostgreSQL round
-//   trip. Every change of seats_booked writes the new figure here under the slot row's lock, before
-//   its commit (booked-seats.ts); a snapshot read from PostgreSQL only fills fields that are absent,
-//   so it never overwrites the newer figure of a change that committed after the read.
-// - `holds:<holdId>`: the hold's record, kept a day past expiry so that converting an expired hold
-//   can answer 410 hold_expired rather than 404 hold_not_found.
+// The Redis side of seat holds. Per slot, every key under the slot's hash tag `{<tag>}` (see
+// hold-store.ts), so each script's keys live on one node of a Redis Cluster:
+// - `holds:{<tag>}:slot:<slotId>`: a sorted set of `<holdId>:<seats>` scored by expiry. Members
+//   past their score are dead, whatever has been swept yet.
+// - `holds:{<tag>}:slot:<slotId>:seats`: the running total of the seats in that set, kept by every
+//   script that adds, shrinks or removes a member. It is what capacity reads, so a check costs the
+//   same with 0 or 50,000 live holds on the slot; expired members are swept (and taken off the
+//   total) as they are met, so each hold is swept once over its life. A total that is missing (a
+//   key lost) is counted again once from the set.
+// - `slots:{<tag>}:<slotId>`: the slot as a hold needs it (capacity, seats booked, experience,
+//   tenant, start, party sizes), mirrored from PostgreSQL for SLOT_MIRROR_TTL so a hold makes no
+//   PostgreSQL round trip. Every change of seats_booked writes the new figure here under the slot
+//   row's lock, before its commit (booked-seats.ts); a snapshot read from PostgreSQL only fills
+//   fields that are absent, so it never overwrites the newer figure of a change that committed
+//   after the read.
+// - `holds:{<tag>}:<holdId>`: the hold's record, kept a day past expiry so that converting an
+//   expired hold can answer 410 hold_expired rather than 404 hold_not_found. A hold id begins
+//   with its slot's tag, so the record is found from the hold id alone.
 // A hold that became a `held` booking stays in the set, shrunk to the booked guests: it keeps the
 // booking's seats until it expires, and is removed when the booking is confirmed (its seats then
 // count in seats_booked) or cancelled.
@@ -101,24 +104,17 @@ redis.call('EXPIRE', KEYS[3], tonumber(ARGV[4]))
 return {1, expires}
 `;
 
-// KEYS: set and total of each slot, then the record of the hold to leave out (or any key).
-// ARGV: number of slots, hold id to leave out (or '').
+// KEYS: set and total of a slot, and the record of a hold of that slot to leave out. ARGV: the id
+// of that hold, or '' to leave none out.
 export const COUNT = `${NOW_MS}${HELD_SEATS}
-local n = tonumber(ARGV[1])
-local except_seats = nil
-if ARGV[2] ~= '' then except_seats = redis.call('HGET', KEYS[2 * n + 1], 'seats') end
-local totals = {}
-for i = 1, n do
-  local set, total = KEYS[2 * i - 1], KEYS[2 * i]
-  local held, changed = held_seats(set, total, now)
-  if changed then store_total(set, total, held) end
+local held, changed = held_seats(KEYS[1], KEYS[2], now)
+if changed then store_total(KEYS[1], KEYS[2], held) end
+if ARGV[1] ~= '' then
+  local seats = redis.call('HGET', KEYS[3], 'seats')
   -- Every member left in the set is live.
-  if except_seats and redis.call('ZSCORE', set, ARGV[2] .. ':' .. except_seats) then
-    held = held - tonumber(except_seats)
-  end
-  totals[i] = held
+  if seats and redis.call('ZSCORE', KEYS[1], ARGV[1] .. ':' .. seats) then held = held - tonumber(seats) end
 end
-return totals
+return held
 `;
 
 // KEYS: set, total, record. ARGV: hold id, seats held, seats booked, booking id.
@@ -133,8 +129,8 @@ end
 return 1
 `;
 
-// KEYS: set, total, record, and the slot mirror when the seats went into seats_booked. ARGV:
-// hold id, seats, then the slot's new seats_booked and the mirror ttl ms when they did.
+// KEYS: set, total, record, slot mirror. ARGV: hold id, seats, then the slot's new seats_booked
+// and the mirror ttl ms when the seats went into seats_booked (the mirror is left alone otherwise).
 export const RELEASE = `${SET_BOOKED}
 if redis.call('ZREM', KEYS[1], ARGV[1] .. ':' .. ARGV[2]) == 1 and redis.call('EXISTS', KEYS[2]) == 1 then
   redis.call('DECRBY', KEYS[2], tonumber(ARGV[2]))

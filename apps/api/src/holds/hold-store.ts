@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import { createHash } from 'node:crypto';
+import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { BOOKED, CONVERT, COUNT, PLACE, RELEASE } from './hold-scripts';
 
@@ -39,37 +40,69 @@ export const SLOT_MIRROR_TTL_MS = 30_000;
 
 const RECORD_GRACE_SECONDS = 24 * 60 * 60;
 
-const slotKey = (slotId: string) => `holds:slot:${slotId}`;
-const totalKey = (slotId: string) => `holds:slot:${slotId}:seats`;
-const holdKey = (holdId: string) => `holds:${holdId}`;
-const mirrorKey = (slotId: string) => `slots:${slotId}`;
+/**
+ * The hash tag of a slot's keys and of its holds' records: 4 hex digits of a hash of the slot id.
+ * A script runs on one node of a Redis Cluster, so all the keys it touches must share a tag; the
+ * tag is short so that a hold id can carry it (see holdIdOn), and the record of a hold is found
+ * from the hold id alone, as bookings and releases name it. 65,536 tags spread slots evenly over
+ * the cluster's 16,384 hash slots.
+ */
+export function slotTag(slotId: string): string {
+  return createHash('sha1').update(slotId).digest('hex').slice(0, 4);
+}
+
+/** A hold id (a version-4 shaped uuid, `id`) made to begin with its slot's tag. */
+export function holdIdOn(slotId: string, id: string): string {
+  return `${slotTag(slotId)}${id.slice(4)}`;
+}
+
+const holdKey = (tag: string, holdId: string) => `holds:{${tag}}:${holdId}`;
+const mirrorKey = (tag: string, slotId: string) => `slots:{${tag}}:${slotId}`;
+
+/**
+ * The keys of a slot and of a hold on it, in the order the scripts take them. The record is looked
+ * for under the slot's tag: a hold id that does not begin with it (not a hold of this slot, or
+ * one placed before tags) names no record there, and the script's keys still share one tag.
+ */
+function slotKeys(slotId: string, holdId: string): [set: string, total: string, record: string, mirror: string] {
+  const tag = slotTag(slotId);
+  return [
+    `holds:{${tag}}:slot:${slotId}`,
+    `holds:{${tag}}:slot:${slotId}:seats`,
+    holdKey(tag, holdId),
+    mirrorKey(tag, slotId),
+  ];
+}
 
 type Script = (keys: string[], args: (string | number)[]) => Promise<unknown>;
 
 /**
  * Registers a script with ioredis, which then runs it by its SHA (EVALSHA) and sends the source
- * only when the server does not know it yet (after a restart or a failover).
+ * only when the server does not know it yet (after a restart or a failover). Each script takes a
+ * fixed number of keys: ioredis's auto-pipelining on a cluster routes a script by its first
+ * argument, which is then its first key (with a key count given per call it would be the count,
+ * and scripts for different nodes would share a pipeline, which ioredis refuses).
  */
-function script(redis: Redis, name: string, lua: string): Script {
-  if (!(name in redis)) redis.defineCommand(name, { lua });
+function script(redis: Redis | Cluster, name: string, lua: string, numberOfKeys: number): Script {
+  if (!(name in redis)) redis.defineCommand(name, { lua, numberOfKeys });
   const run = (redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[name]!;
-  return (keys, args) => run.call(redis, keys.length, ...keys, ...args);
+  return (keys, args) => run.call(redis, ...keys, ...args);
 }
 
 export class HoldStore {
   private readonly scripts: Record<'place' | 'count' | 'convert' | 'release' | 'booked', Script>;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: Redis | Cluster,
     private readonly ttlSeconds: number,
     private readonly logger?: Pick<Logger, 'warn'>,
   ) {
     this.scripts = {
-      place: script(redis, 'holdPlace', PLACE),
-      count: script(redis, 'holdCount', COUNT),
-      convert: script(redis, 'holdConvert', CONVERT),
-      release: script(redis, 'holdRelease', RELEASE),
-      booked: script(redis, 'holdBooked', BOOKED),
+      place: script(redis, 'holdPlace', PLACE, 4),
+      count: script(redis, 'holdCount', COUNT, 3),
+      convert: script(redis, 'holdConvert', CONVERT, 3),
+      release: script(redis, 'holdRelease', RELEASE, 4),
+      booked: script(redis, 'holdBooked', BOOKED, 1),
     };
   }
 
@@ -77,13 +110,14 @@ export class HoldStore {
    * Atomically adds a hold if the slot's live holds plus its seats fit beside the slot's booked
    * seats, after checking the hold against the slot (experience, party size, start). Redis
    * answers from its mirror of the slot; when it has none, `readSlot` reads the slot from
-   * PostgreSQL (null: no such open slot) and the mirror is filled on the way.
+   * PostgreSQL (null: no such open slot) and the mirror is filled on the way. The hold id must
+   * begin with the slot's tag (holdIdOn).
    */
   async place(
     hold: { id: string; experienceId: string; slotId: string; seats: number },
     readSlot: () => Promise<SlotSnapshot | null>,
   ): Promise<PlaceOutcome> {
-    const keys = [slotKey(hold.slotId), totalKey(hold.slotId), holdKey(hold.id), mirrorKey(hold.slotId)];
+    const keys = slotKeys(hold.slotId, hold.id);
     const args = [
       hold.id,
       hold.seats,
@@ -128,19 +162,21 @@ export class HoldStore {
     }
   }
 
-  /** Seats held by live holds, per slot, optionally leaving one hold out. */
+  /**
+   * Seats held by live holds, per slot, optionally leaving one hold out. One script per slot (a
+   * script's keys must share the slot's tag on a cluster), sent together.
+   */
   async liveSeats(slotIds: string[], exceptHoldId = ''): Promise<Map<string, number>> {
-    if (slotIds.length === 0) return new Map();
-    const keys = slotIds.flatMap((id) => [slotKey(id), totalKey(id)]);
-    const totals = (await this.scripts.count(
-      [...keys, holdKey(exceptHoldId || 'none')],
-      [slotIds.length, exceptHoldId],
-    )) as number[];
-    return new Map(slotIds.map((id, i) => [id, totals[i] ?? 0]));
+    const totals = await Promise.all(
+      slotIds.map((slotId) => {
+        return this.scripts.count(slotKeys(slotId, exceptHoldId).slice(0, 3), [exceptHoldId]);
+      }),
+    );
+    return new Map(slotIds.map((id, i) => [id, Number(totals[i] ?? 0)]));
   }
 
   async get(holdId: string): Promise<Hold | null> {
-    const record = await this.redis.hgetall(holdKey(holdId));
+    const record = await this.redis.hgetall(holdKey(holdId.slice(0, 4), holdId));
     if (!record.slot) return null;
     return {
       id: holdId,
@@ -164,15 +200,17 @@ export class HoldStore {
    * booked guests, handing the other seats back at once.
    */
   async convert(hold: Hold, bookingId: string, guestCount: number): Promise<void> {
-    await this.scripts.convert(
-      [slotKey(hold.slotId), totalKey(hold.slotId), holdKey(hold.id)],
-      [hold.id, hold.seats, guestCount, bookingId],
-    );
+    await this.scripts.convert(slotKeys(hold.slotId, hold.id).slice(0, 3), [
+      hold.id,
+      hold.seats,
+      guestCount,
+      bookingId,
+    ]);
   }
 
   /** Stops a hold counting: its booking was cancelled, or its hold is no longer wanted. */
   async release(slotId: string, holdId: string, seats: number): Promise<void> {
-    await this.scripts.release([slotKey(slotId), totalKey(slotId), holdKey(holdId)], [holdId, seats]);
+    await this.scripts.release(slotKeys(slotId, holdId), [holdId, seats]);
   }
 
   /**
@@ -182,13 +220,15 @@ export class HoldStore {
    */
   async seatsBooked(slotId: string, seatsBooked: number, fromHold?: { id: string; seats: number }): Promise<void> {
     if (!fromHold) {
-      await this.scripts.booked([mirrorKey(slotId)], [seatsBooked, SLOT_MIRROR_TTL_MS]);
+      await this.scripts.booked([mirrorKey(slotTag(slotId), slotId)], [seatsBooked, SLOT_MIRROR_TTL_MS]);
       return;
     }
-    await this.scripts.release(
-      [slotKey(slotId), totalKey(slotId), holdKey(fromHold.id), mirrorKey(slotId)],
-      [fromHold.id, fromHold.seats, seatsBooked, SLOT_MIRROR_TTL_MS],
-    );
+    await this.scripts.release(slotKeys(slotId, fromHold.id), [
+      fromHold.id,
+      fromHold.seats,
+      seatsBooked,
+      SLOT_MIRROR_TTL_MS,
+    ]);
   }
 
   /**
@@ -196,7 +236,7 @@ export class HoldStore {
    * committed yet). The next hold reads the slot again.
    */
   async forgetSlot(slotId: string): Promise<void> {
-    await this.redis.del(mirrorKey(slotId));
+    await this.redis.del(mirrorKey(slotTag(slotId), slotId));
   }
 
   /**

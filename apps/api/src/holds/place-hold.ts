@@ -1,8 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Db } from '@booking/db';
 import { AppError } from '@booking/domain';
+import { countHold } from '../http/counters';
 import type { HoldRequest, HoldResponse } from './hold-schemas';
-import type { HoldStore, SlotSnapshot } from './hold-store';
+import { holdIdOn, type HoldStore, type SlotSnapshot } from './hold-store';
 
 /**
  * Places a soft hold on seats of a future slot of a published experience.
@@ -20,11 +21,13 @@ export async function placeHold(
   request: HoldRequest,
   idempotencyRef?: string,
 ): Promise<{ hold: HoldResponse; replayed: boolean }> {
-  const holdId = idempotencyRef === undefined ? randomUUID() : holdIdOf(idempotencyRef);
+  // The id carries the slot's tag, the key of its record (see slotTag).
+  const holdId = holdIdOn(request.slot_id, idempotencyRef === undefined ? randomUUID() : holdIdOf(idempotencyRef));
   const placed = await deps.holds.place(
     { id: holdId, experienceId: request.experience_id, slotId: request.slot_id, seats: request.seats },
     () => readOpenSlot(deps.db, request.slot_id),
   );
+  countHold(placed.outcome);
   switch (placed.outcome) {
     case 'placed':
     case 'existed':

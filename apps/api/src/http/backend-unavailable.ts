@@ -41,6 +41,12 @@ const MESSAGES = [
   'Connection is closed',
   "Stream isn't writeable",
   'Socket timeout',
+  // ioredis on a Redis Cluster: a failover or a node away outlasted its retries, or no node
+  // answered for the map of the cluster.
+  'Too many Cluster redirections',
+  'CLUSTERDOWN',
+  'Failed to refresh slots cache',
+  'None of startup nodes is available',
 ];
 
 interface BackendError {

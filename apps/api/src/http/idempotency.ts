@@ -2,7 +2,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { AppError } from '@booking/domain';
 import { openSecret, sealSecret } from '@booking/signing';
 import type { Request, RequestHandler, Response } from 'express';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { timedOut } from './request-deadline';
 
 type StoredRecord =
@@ -58,7 +58,7 @@ function credentialsOf(req: Request): string {
  * died between the two) is found again by the use case through `idempotencyRef`, which it
  * records with the work in PostgreSQL.
  */
-export function idempotent(redis: Redis, options: IdempotencyOptions): RequestHandler {
+export function idempotent(redis: Redis | Cluster, options: IdempotencyOptions): RequestHandler {
   return async (req, res, next) => {
     const key = req.get('Idempotency-Key');
     if (key === undefined) return next();
@@ -151,7 +151,7 @@ function captureResponse(res: Response, store: (status: number, body: unknown) =
  * callers are better told apart by their API key than by their address.
  */
 export function idempotencyFor(
-  redis: Redis,
+  redis: Redis | Cluster,
   config: { idempotencyTtlSeconds: number; idempotencyInFlightSeconds: number; tokenSigningSecret: string },
 ): (scope: string, clientOf?: (req: Request) => string) => RequestHandler {
   return (scope, clientOf) =>

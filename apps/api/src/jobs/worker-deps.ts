@@ -1,5 +1,5 @@
 import type { Config } from '@booking/config';
-import { createPrismaClient, createRedis, type Db, type Redis } from '@booking/db';
+import { createPrismaClient, createRedis, type Db, type RedisClient } from '@booking/db';
 import { createLogger, type Logger } from '@booking/logging';
 import { queueConnection } from '@booking/webhook-queue';
 import type Stripe from 'stripe';
@@ -11,20 +11,20 @@ export interface WorkerDeps {
   config: Config;
   db: Db;
   /** For the use cases' Redis work (holds); fails fast like the API's. */
-  redis: Redis;
+  redis: RedisClient;
   holds: HoldStore;
   /** Null without STRIPE_SECRET_KEY: jobs that must ask the provider first leave their rows alone. */
   stripe: Stripe | null;
   logger: Logger;
   /** The job queue's connection, which waits for Redis instead of failing, as BullMQ workers need. */
-  queueRedis: Redis;
+  queueRedis: RedisClient;
 }
 
 export function createWorkerDeps(config: Config): WorkerDeps {
   const logger = createLogger(config.logLevel, 'worker');
-  const redis = createRedis(config.redisUrl, config.redisTimeouts);
+  const redis = createRedis(config, config.redisTimeouts);
   redis.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
-  const queueRedis = queueConnection(config.redisUrl);
+  const queueRedis = queueConnection(config);
   queueRedis.on('error', (error: Error) => logger.warn({ err: error }, 'queue redis connection error'));
   return {
     config,
@@ -39,6 +39,6 @@ export function createWorkerDeps(config: Config): WorkerDeps {
 
 export async function closeWorkerDeps(deps: WorkerDeps): Promise<void> {
   // QUIT needs an answer; from a Redis that gives none the connection is dropped instead.
-  const quit = (redis: Redis) => redis.quit().catch(() => redis.disconnect());
+  const quit = (redis: RedisClient) => redis.quit().catch(() => redis.disconnect());
   await Promise.allSettled([deps.db.$disconnect(), quit(deps.redis), quit(deps.queueRedis)]);
 }

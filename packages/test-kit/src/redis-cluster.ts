@@ -1,0 +1,199 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { freePort } from './ports';
+import { waitUntil } from './wait';
+
+const run = promisify(execFile);
+
+/** One redis-server of a test's cluster. */
+export interface ClusterNode {
+  port: number;
+  pid: number;
+  /** SIGKILL of this node only: no shutdown, no failover handed over; the cluster must notice. */
+  kill(): Promise<void>;
+}
+
+/**
+ * A Redis Cluster of the test's own: `masters` masters with one replica each, in cluster mode on
+ * free ports of 127.0.0.1, without persistence, in a temporary directory. Only these processes
+ * are ever stopped, by their pids; the machine's shared Redis is never touched.
+ */
+export interface RedisCluster {
+  nodes: ClusterNode[];
+  /** `host:port` seeds, as REDIS_CLUSTER_NODES takes them. */
+  seeds: string;
+  /** Runs redis-cli against one node and returns its output. */
+  cli(port: number, ...args: string[]): Promise<string>;
+  /** The node serving `key` as a master right now. */
+  masterOf(key: string): Promise<ClusterNode>;
+  /** Until every slot is served again (`cluster_state:ok`) as seen from every live node. */
+  waitHealthy(timeoutMs?: number): Promise<void>;
+  /** SIGKILLs every node and removes the directory. */
+  stop(): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/** A port whose cluster bus port (+10000) is free too. */
+async function freeClusterPort(taken: Set<number>): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const port = await freePort();
+    if (port + 10_000 > 65_535 || taken.has(port)) continue;
+    const bus = await new Promise<boolean>((resolve) => {
+      const probe = net.createServer();
+      probe.once('error', () => resolve(false));
+      probe.listen(port + 10_000, '127.0.0.1', () => probe.close(() => resolve(true)));
+    });
+    if (bus) return port;
+  }
+  throw new Error('no free port pair for a cluster node');
+}
+
+export async function startRedisCluster(
+  options: { masters?: number; nodeTimeoutMs?: number } = {},
+): Promise<RedisCluster> {
+  const { masters = 3, nodeTimeoutMs = 2_000 } = options;
+  const dir = await mkdtemp(path.join(tmpdir(), 'redis-cluster-'));
+  const nodes: ClusterNode[] = [];
+  const children = new Map<number, ChildProcess>();
+  const cli = async (port: number, ...args: string[]) =>
+    (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 30_000 })).stdout;
+
+  const stop = async () => {
+    await Promise.all(nodes.map((node) => node.kill()));
+    await rm(dir, { recursive: true, force: true });
+  };
+
+  try {
+    const ports = new Set<number>();
+    for (let i = 0; i < masters * 2; i += 1) ports.add(await freeClusterPort(ports));
+    for (const port of ports) {
+      const child = spawn(
+        'redis-server',
+        [
+          '--port',
+          String(port),
+          '--bind',
+          '127.0.0.1',
+          '--dir',
+          dir,
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          `nodes-${port}.conf`,
+          '--cluster-node-timeout',
+          String(nodeTimeoutMs),
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--maxmemory-policy',
+          'noeviction',
+          '--repl-diskless-sync-delay',
+          '0',
+        ],
+        { stdio: 'ignore' },
+      );
+      running.add(child);
+      child.once('exit', () => running.delete(child));
+      children.set(port, child);
+      nodes.push({
+        port,
+        pid: child.pid!,
+        async kill() {
+          if (child.exitCode !== null || child.signalCode !== null) return;
+          const exited = new Promise((resolve) => child.once('exit', resolve));
+          child.kill('SIGKILL');
+          await exited;
+        },
+      });
+    }
+    for (const node of nodes) {
+      await waitUntil(async () => (await cli(node.port, 'PING').catch(() => '')).startsWith('PONG'), {
+        timeoutMs: 5_000,
+        what: `redis-server on port ${node.port} to answer PING`,
+      });
+    }
+    await run(
+      'redis-cli',
+      [
+        '--cluster',
+        'create',
+        ...nodes.map((node) => `127.0.0.1:${node.port}`),
+        '--cluster-replicas',
+        '1',
+        '--cluster-yes',
+      ],
+      { timeout: 30_000 },
+    );
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+
+  const alive = () =>
+    nodes.filter((node) => children.get(node.port)!.exitCode === null && !children.get(node.port)!.signalCode);
+  const cluster: RedisCluster = {
+    nodes,
+    seeds: nodes.map((node) => `127.0.0.1:${node.port}`).join(','),
+    cli,
+    async masterOf(key) {
+      const seed = alive()[0]!.port;
+      const slot = Number((await cli(seed, 'CLUSTER', 'KEYSLOT', key)).trim());
+      // CLUSTER NODES: `id host:port@bus flags master-id ping pong epoch link slot-ranges...`.
+      for (const line of (await cli(seed, 'CLUSTER', 'NODES')).split('\n')) {
+        const [, address = '', flags = '', , , , , , ...ranges] = line.trim().split(' ');
+        if (!flags.split(',').includes('master') || flags.includes('fail')) continue;
+        const serves = ranges.some((range) => {
+          const [start, end = start] = range.split('-').map(Number);
+          return start! <= slot && slot <= end!;
+        });
+        const port = Number(address.split('@')[0]!.split(':')[1]);
+        const node = nodes.find((candidate) => candidate.port === port);
+        if (serves && node) return node;
+      }
+      throw new Error(`no live master serves slot ${slot}`);
+    },
+    async waitHealthy(timeoutMs = 20_000) {
+      await waitUntil(
+        async () => {
+          for (const node of alive()) {
+            const info = await cli(node.port, 'CLUSTER', 'INFO').catch(() => '');
+            if (!info.includes('cluster_state:ok')) return false;
+          }
+          return true;
+        },
+        { timeoutMs, intervalMs: 100, what: 'every live cluster node to report cluster_state:ok' },
+      );
+    },
+    stop,
+  };
+  try {
+    await cluster.waitHealthy();
+    // A replica takes over only with a recent copy of its master: wait for every link to be up.
+    await waitUntil(
+      async () => {
+        let replicas = 0;
+        for (const node of nodes) {
+          const info = await cli(node.port, 'INFO', 'replication');
+          if (!info.includes('role:slave')) continue;
+          if (!info.includes('master_link_status:up')) return false;
+          replicas += 1;
+        }
+        return replicas === masters;
+      },
+      { timeoutMs: 20_000, intervalMs: 100, what: 'every replica to be in sync with its master' },
+    );
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return cluster;
+}
