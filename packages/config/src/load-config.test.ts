@@ -173,4 +173,21 @@ describe('loadConfig', () => {
       expect(configErrorOf(() => loadConfig({ TRUST_PROXY: input }))).toContain('TRUST_PROXY:');
     },
   );
+
+  it('when REDIS_CLUSTER_NODES lists seeds, then the service uses a cluster and puts the queue prefix in braces', () => {
+    expect(loadConfig({}).redisClusterNodes).toEqual([]);
+    expect(loadConfig({}).queuePrefix).toBe('booking');
+    const cluster = loadConfig({ REDIS_CLUSTER_NODES: 'redis-0:6379, 10.0.0.2:7000,[::1]:7001' });
+    expect(cluster.redisClusterNodes).toEqual([
+      { host: 'redis-0', port: 6379 },
+      { host: '10.0.0.2', port: 7000 },
+      { host: '::1', port: 7001 },
+    ]);
+    expect(cluster.queuePrefix).toBe('{booking}');
+    expect(loadConfig({ REDIS_CLUSTER_NODES: 'redis-0:6379', QUEUE_PREFIX: '{booking}-eu' }).queuePrefix).toBe(
+      '{booking}-eu',
+    );
+    expect(configErrorOf(() => loadConfig({ REDIS_CLUSTER_NODES: 'redis-0' }))).toContain('REDIS_CLUSTER_NODES:');
+    expect(configErrorOf(() => loadConfig({ REDIS_CLUSTER_NODES: 'redis-0:70000' }))).toContain('REDIS_CLUSTER_NODES:');
+  });
 });
