@@ -10,6 +10,7 @@ import { holdRoutes } from './holds/hold-routes';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { requestDeadline } from './http/request-deadline';
 import { requestLogger } from './http/request-logger';
+import { requestMetrics } from './http/request-metrics';
 import { docsRoutes } from './openapi/docs-routes';
 import { operatorBookingRoutes } from './bookings/operator-booking-routes';
 import { paymentIntentRoutes, stripeWebhookRoutes } from './payments/payment-routes';
@@ -37,6 +38,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.disable('x-powered-by');
   app.set('trust proxy', deps.config.trustProxy);
 
+  app.use(requestMetrics);
   app.use(closeConnectionsWhileDraining(deps.drain));
   app.use(requestLogger(deps.logger));
   app.use(requestDeadline(deps.config.requestTimeoutMs));

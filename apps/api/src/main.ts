@@ -1,6 +1,8 @@
 import { ConfigError, loadConfig } from '@booking/config';
+import { serveMetrics } from '@booking/metrics';
 import { createApp } from './app';
 import { closeAppDeps, createAppDeps } from './app-deps';
+import { createApiMetrics } from './metrics/api-metrics';
 
 function start() {
   const config = loadConfig();
@@ -9,6 +11,12 @@ function start() {
     deps.logger.info({ port: config.port }, 'api listening');
   });
   server.keepAliveTimeout = config.keepAliveTimeoutMs;
+  // On a port of its own: the load balancer forwards PORT only.
+  const metricsServer = serveMetrics(createApiMetrics(deps), {
+    port: config.apiMetricsPort,
+    logger: deps.logger,
+    portSetting: 'API_METRICS_PORT',
+  });
 
   // Behind a load balancer: first drain (see Drain): /readyz fails while requests are still
   // served, each answer closing its connection, until the balancer has taken this replica out
@@ -20,6 +28,7 @@ function start() {
     const force = setTimeout(() => process.exit(1), drainMs + config.shutdownGraceMs).unref();
     setTimeout(() => {
       server.close(() => {
+        metricsServer.close();
         void closeAppDeps(deps).finally(() => {
           clearTimeout(force);
           process.exit(0);

@@ -1,11 +1,12 @@
 import type { Config } from '@booking/config';
 import { createPgPool, createPrismaClient } from '@booking/db';
 import { startScheduledJobs } from '@booking/jobs';
+import { serveMetrics } from '@booking/metrics';
 import { createDeliveryQueue, queueConnection } from '@booking/webhook-queue';
 import type { Logger } from 'pino';
 import { MAINTENANCE_LOCK_MS, MAINTENANCE_QUEUE, maintenanceJobs } from './maintenance/maintenance-jobs';
 import { ReceiverAgents } from './delivery/receiver-agents';
-import { createMetrics, serveMetrics } from './metrics';
+import { createMetrics } from './metrics';
 import { startOutboxRelay } from './relay/outbox-relay';
 import { createAttemptRecorder } from './worker/attempt-recorder';
 import { createDeliveryReader } from './worker/read-delivery';
@@ -60,8 +61,12 @@ export async function startDispatcher(
     jobs: maintenanceJobs({ db, queue, config }),
     logger,
     lockDurationMs: MAINTENANCE_LOCK_MS,
+    metrics: metrics.registry,
   });
-  const server = options.metrics === false ? null : serveMetrics(metrics, config.metricsPort, logger);
+  const server =
+    options.metrics === false
+      ? null
+      : serveMetrics(metrics.registry, { port: config.metricsPort, logger, portSetting: 'METRICS_PORT' });
   logger.info(
     { concurrency: config.webhooks.concurrency, metricsPort: server ? config.metricsPort : null },
     'dispatcher started',

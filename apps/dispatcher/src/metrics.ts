@@ -1,6 +1,4 @@
-import { createServer, type Server } from 'node:http';
 import type { DeliveryQueue } from '@booking/webhook-queue';
-import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface DispatcherMetrics {
@@ -9,7 +7,10 @@ export interface DispatcherMetrics {
   attemptSeconds: Histogram<'ok'>;
 }
 
-/** Prometheus metrics: deliveries by outcome, attempt latency, and queue depth read on scrape. */
+/**
+ * Prometheus metrics: deliveries by outcome, attempt latency, and queue depth read on scrape; the
+ * maintenance jobs add theirs (@booking/jobs). Served by @booking/metrics on METRICS_PORT.
+ */
 export function createMetrics(queue: DeliveryQueue): DispatcherMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -37,23 +38,4 @@ export function createMetrics(queue: DeliveryQueue): DispatcherMetrics {
     },
   });
   return { registry, deliveries, attemptSeconds };
-}
-
-/** GET /metrics for Prometheus and GET /healthz for the orchestrator. */
-export function serveMetrics(metrics: DispatcherMetrics, port: number, logger: Logger): Server {
-  const server = createServer((req, res) => {
-    if (req.url === '/metrics') {
-      metrics.registry
-        .metrics()
-        .then((text) => res.writeHead(200, { 'Content-Type': metrics.registry.contentType }).end(text))
-        .catch(() => res.writeHead(500).end());
-    } else if (req.url === '/healthz') {
-      res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"status":"ok"}');
-    } else {
-      res.writeHead(404).end();
-    }
-  });
-  // A taken port (say, a second dispatcher on the host) costs the metrics, not the deliveries.
-  server.on('error', (error) => logger.error({ err: error, port }, 'metrics server not listening; set METRICS_PORT'));
-  return server.listen(port);
 }

@@ -203,7 +203,11 @@ const specs = {
   }),
   QUEUE_PREFIX: str({ default: 'booking', desc: 'Redis key prefix of the BullMQ queues (one per deployment)' }),
   METRICS_PORT: port({ default: 9464, desc: "Port of the dispatcher's Prometheus /metrics" }),
-  WORKER_HEALTH_PORT: port({ default: 9465, desc: "Port of the lifecycle worker's /healthz" }),
+  WORKER_HEALTH_PORT: port({ default: 9465, desc: "Port of the lifecycle worker's /healthz and /metrics" }),
+  API_METRICS_PORT: port({
+    default: 9466,
+    desc: "Port of the API's Prometheus /metrics and /healthz, apart from PORT so the load balancer never exposes it",
+  }),
   BODY_LIMIT_BYTES: positiveInt({ default: 64 * 1024, desc: 'Largest accepted request body' }),
   DB_POOL_SIZE: positiveInt({
     default: 10,
@@ -354,6 +358,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     queueDashboardPassword: parsed.QUEUE_DASHBOARD_PASSWORD,
     metricsPort: parsed.METRICS_PORT,
     workerHealthPort: parsed.WORKER_HEALTH_PORT,
+    apiMetricsPort: parsed.API_METRICS_PORT,
     bodyLimitBytes: parsed.BODY_LIMIT_BYTES,
     dbPoolSize: parsed.DB_POOL_SIZE,
     dbTimeouts: {

@@ -1,6 +1,8 @@
 import type { Logger } from '@booking/logging';
 import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
+import type { Registry } from 'prom-client';
+import { jobRunMetrics } from './job-metrics';
 import { reconcileSchedulers } from './reconcile-schedulers';
 import type { JobSummary, ScheduledJob } from './scheduled-job';
 
@@ -23,6 +25,11 @@ export interface ScheduledJobsOptions {
    * half times this. Default 60 000 ms.
    */
   lockDurationMs?: number;
+  /**
+   * The process's Prometheus registry: runs by job and outcome, their duration, each job's last
+   * success and the queue's depth are registered there (docs/metrics.md). Default: none.
+   */
+  metrics?: Registry;
 }
 
 export interface ScheduledJobs {
@@ -57,6 +64,7 @@ export async function startScheduledJobs(options: ScheduledJobsOptions): Promise
     );
   };
   connection.on('ready', reRegister);
+  const metrics = jobRunMetrics(options.metrics, queue, queueName);
 
   const stopping = new AbortController();
   const run = async (job: Job): Promise<JobSummary> => {
@@ -66,15 +74,23 @@ export async function startScheduledJobs(options: ScheduledJobsOptions): Promise
     const log = logger.child({ job: job.name });
     if ((await otherRuns(queue, job)) >= (definition.concurrency ?? 1)) {
       log.info({ jobId: job.id }, 'scheduled job skipped: its previous run is still going');
+      metrics.skipped(job.name);
       return { skipped: true };
     }
     const started = Date.now();
-    const summary = await definition.handler({
-      logger: log,
-      signal: stopping.signal,
-      tickId: job.id!,
-      attempt: job.attemptsMade + 1,
-    });
+    let summary: JobSummary;
+    try {
+      summary = await definition.handler({
+        logger: log,
+        signal: stopping.signal,
+        tickId: job.id!,
+        attempt: job.attemptsMade + 1,
+      });
+    } catch (error) {
+      metrics.finished(job.name, false, (Date.now() - started) / 1000);
+      throw error;
+    }
+    metrics.finished(job.name, true, (Date.now() - started) / 1000);
     log.info({ ...summary, durationMs: Date.now() - started }, 'scheduled job done');
     return summary;
   };
@@ -106,6 +122,7 @@ export async function startScheduledJobs(options: ScheduledJobsOptions): Promise
       closing = true;
       connection.off('ready', reRegister);
       stopping.abort();
+      metrics.close();
       let timer: NodeJS.Timeout | undefined;
       const finished = await Promise.race([
         worker.pause().then(() => true),

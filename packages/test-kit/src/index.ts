@@ -81,6 +81,7 @@ export { startRedisCluster, type ClusterNode, type RedisCluster } from './redis-
 export { startTcpProxy, type TcpProxy } from './tcp-proxy';
 export { startHaproxy, type Haproxy, type ServerStat, type Upstream } from './haproxy';
 export { freePort } from './ports';
+export { metricValue, scrapeMetrics } from './prometheus-text';
 
 // Waiting on a state instead of sleeping.
 export { sleep, waitUntil, within, type WaitOptions } from './wait';

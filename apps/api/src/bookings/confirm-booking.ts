@@ -2,6 +2,7 @@ import type { Tx } from '@booking/db';
 import { bookingEventSubject, recordEvent } from '@booking/events';
 import { changeBookedSeats } from '../holds/booked-seats';
 import type { HoldStore } from '../holds/hold-store';
+import { countBookingConfirmed } from '../http/counters';
 
 export interface ConfirmableBooking {
   id: string;
@@ -47,4 +48,7 @@ export async function confirmBooking(
       net_paid_cents: payment.netPaidCents,
     },
   });
+  // Counted inside the transaction, the one step every confirmation shares: a transaction that
+  // then fails to commit (rare: the connection lost at COMMIT) is counted all the same.
+  countBookingConfirmed(payment.method);
 }

@@ -2,6 +2,7 @@ import type { Config } from '@booking/config';
 import type { Db, PgPool } from '@booking/db';
 import { AppError } from '@booking/domain';
 import type { HoldStore } from '../holds/hold-store';
+import { countBookingCreated } from '../http/counters';
 import { bookInTransaction } from './book-in-transaction';
 import { bookingAnswer, committedBookingAnswer } from './booking-answer';
 import type { BookingRequest, BookingResponse } from './booking-schemas';
@@ -57,6 +58,7 @@ async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: str
   const created = customerId
     ? { customerId, giftCardAppliedCents: 0, memberDiscountCents: 0, paymentComplete: false }
     : await bookInTransaction(deps, prepared, booking, request);
+  countBookingCreated(created.paymentComplete ? 'confirmed' : 'held');
 
   if (!created.paymentComplete) {
     // The booking is committed: its answer must reach the client. A hold left unconverted only

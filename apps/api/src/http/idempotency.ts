@@ -3,7 +3,9 @@ import { AppError } from '@booking/domain';
 import { openSecret, sealSecret } from '@booking/signing';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Cluster, Redis } from 'ioredis';
+import { countReplay } from './counters';
 import { timedOut } from './request-deadline';
+import { routeLabel } from './route-label';
 
 type StoredRecord =
   { state: 'in_flight'; fingerprint: string } | { state: 'done'; fingerprint: string; status: number; sealed: string };
@@ -115,6 +117,7 @@ export function idempotencyRef(res: Response): string | undefined {
 /** Marks an answer rebuilt from committed work as a replay, as a stored one would be. */
 export function markReplayed(res: Response): void {
   res.setHeader('Idempotent-Replayed', 'true');
+  countReplay(routeLabel(res.req));
 }
 
 function replay(res: Response, stored: string | null, fingerprint: string, sealKey: string): void {

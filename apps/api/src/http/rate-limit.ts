@@ -3,6 +3,7 @@ import { AppError } from '@booking/domain';
 import { rateLimit } from 'express-rate-limit';
 import type { Cluster, Redis } from 'ioredis';
 import { RedisStore, type RedisReply } from 'rate-limit-redis';
+import { countRateLimited } from './counters';
 
 /**
  * A per-IP limit counted in Redis, so every API replica behind the load balancer shares one
@@ -19,6 +20,7 @@ export function perIpRateLimit(redis: Redis | Cluster, options: { name: string; 
     identifier: options.name,
     store,
     handler: (_req, res, next) => {
+      countRateLimited(options.name);
       next(new AppError('rate_limited', { retry_after_seconds: Number(res.getHeader('Retry-After')) || 60 }));
     },
   });

@@ -1,8 +1,9 @@
 import { ConfigError, loadConfig } from '@booking/config';
 import { startScheduledJobs } from '@booking/jobs';
+import { serveMetrics } from '@booking/metrics';
 import { LIFECYCLE_QUEUE, lifecycleJobs } from './lifecycle-jobs';
 import { closeWorkerDeps, createWorkerDeps } from './worker-deps';
-import { serveWorkerHealth } from './worker-health';
+import { createWorkerMetrics } from './worker-metrics';
 
 /**
  * The lifecycle worker process (`pnpm start:worker`): runs the API's scheduled jobs. Any number
@@ -17,14 +18,21 @@ async function main() {
     process.exit(1);
   }
   const deps = createWorkerDeps(config);
+  const metrics = createWorkerMetrics(deps);
   const jobs = await startScheduledJobs({
     connection: deps.queueRedis,
     prefix: config.queuePrefix,
     queueName: LIFECYCLE_QUEUE,
     jobs: lifecycleJobs(deps),
     logger: deps.logger,
+    metrics,
   });
-  const health = serveWorkerHealth(config.workerHealthPort, deps.logger);
+  // /healthz answers once the schedulers are registered; /metrics beside it.
+  const health = serveMetrics(metrics, {
+    port: config.workerHealthPort,
+    logger: deps.logger,
+    portSetting: 'WORKER_HEALTH_PORT',
+  });
   deps.logger.info({ healthPort: config.workerHealthPort }, 'lifecycle worker started');
 
   let stopping = false;
