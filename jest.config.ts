@@ -18,7 +18,7 @@ const config: Config = {
   // Jest's order, with the event catalogue test last (it reads what the other files recorded).
   testSequencer: '<rootDir>/test/test-sequencer.cjs',
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,packages}/**/*.test.ts'] },
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,packages,test}/**/*.test.ts'] },
     {
       ...common,
       displayName: 'integration',
