@@ -1,3 +1,5 @@
+// First: instrumentation must be in place before the modules it traces load.
+import { tracing } from './tracing';
 import { ConfigError, loadConfig } from '@booking/config';
 import { serveMetrics } from '@booking/metrics';
 import { createApp } from './app';
@@ -29,10 +31,13 @@ function start() {
     setTimeout(() => {
       server.close(() => {
         metricsServer.close();
-        void closeAppDeps(deps).finally(() => {
-          clearTimeout(force);
-          process.exit(0);
-        });
+        // Spans of the last requests are exported last.
+        void closeAppDeps(deps)
+          .finally(() => tracing.shutdown())
+          .finally(() => {
+            clearTimeout(force);
+            process.exit(0);
+          });
       });
       server.closeIdleConnections();
     }, drainMs);

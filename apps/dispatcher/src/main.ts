@@ -1,3 +1,5 @@
+// First: instrumentation must be in place before the modules it traces load.
+import { tracing } from './tracing';
 import { ConfigError, loadConfig } from '@booking/config';
 import { createLogger } from '@booking/logging';
 import { startDispatcher } from './dispatcher';
@@ -22,6 +24,8 @@ async function main() {
     dispatcher
       .stop()
       .catch((error: unknown) => logger.warn({ err: error }, 'unclean shutdown'))
+      // Spans of the last attempts are exported last.
+      .then(() => tracing.shutdown())
       .finally(() => {
         clearTimeout(force);
         process.exit(0);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Prisma, Tx } from '@booking/db';
 import { sealSecret } from '@booking/signing';
+import { currentTraceContext } from '@booking/tracing';
 import { EVENT_SCHEMA_VERSIONS } from './catalogue';
 import { assertRecordedFields } from './payloads/check-fields';
 import type { EntityOf, EventFields, EventSecretFields, RecordedEventName } from './payloads';
@@ -37,17 +38,21 @@ export interface EventRow {
   schemaVersion: number;
   sealedData: string | null;
   data: Record<string, Prisma.InputJsonValue | null>;
+  /** W3C trace context of the request or job recording the event; null when tracing is off. */
+  traceparent: string | null;
+  tracestate: string | null;
 }
 
 /**
- * The one home of an outbox row's shape: its id, schema version, sealed fields and `data`.
- * recordEvent writes it through Prisma; a hot path that writes its event inside a raw SQL
- * statement writes this same row.
+ * The one home of an outbox row's shape: its id, schema version, sealed fields, `data` and the
+ * trace context its deliveries continue (docs/tracing.md). recordEvent writes it through Prisma;
+ * a hot path that writes its event inside a raw SQL statement writes this same row.
  */
 export function eventRow<N extends RecordedEventName, F extends EventFields<N>>(event: EventInput<N, F>): EventRow {
   assertRecordedFields(event.name, event.entityType, event.fields);
   const id = randomUUID();
   const schemaVersion = EVENT_SCHEMA_VERSIONS[event.name];
+  const trace = currentTraceContext();
   return {
     id,
     tenantId: event.tenantId,
@@ -63,6 +68,8 @@ export function eventRow<N extends RecordedEventName, F extends EventFields<N>>(
       entity_id: event.entityId,
       ...(event.fields as Record<string, Prisma.InputJsonValue | null>),
     },
+    traceparent: trace?.traceparent ?? null,
+    tracestate: trace?.tracestate ?? null,
   };
 }
 

@@ -1,4 +1,5 @@
 import type { Logger } from '@booking/logging';
+import { inSpan } from '@booking/tracing';
 import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
@@ -96,7 +97,14 @@ export async function startScheduledJobs(options: ScheduledJobsOptions): Promise
   };
 
   const lockDuration = options.lockDurationMs ?? 60_000;
-  const worker = new Worker(queueName, run, {
+  // Each run is a span (docs/tracing.md): the events it records carry its trace to their deliveries.
+  const traced = (job: Job) =>
+    inSpan(
+      `job ${job.name}`,
+      { kind: 'consumer', attributes: { 'job.name': job.name, 'job.queue': queueName, 'job.id': job.id ?? '' } },
+      () => run(job),
+    );
+  const worker = new Worker(queueName, traced, {
     connection,
     prefix,
     // Room for every job to run at once in one process; `concurrency` of each is enforced in `run`.

@@ -79,10 +79,11 @@ WITH slot AS MATERIALIZED (
   SELECT booking.id, a.addon_id, a.qty, a.unit_price_cents
     FROM booking, unnest($25::uuid[], $26::int[], $27::int[]) AS a(addon_id, qty, unit_price_cents)
 ), outbox AS (
-  INSERT INTO events (id, tenant_id, name, entity_type, entity_id, schema_version, sealed_data, data)
-  SELECT e.id, e.tenant_id, e.name, e.entity_type, e.entity_id, e.schema_version, e.sealed_data, e.data
+  INSERT INTO events (id, tenant_id, name, entity_type, entity_id, schema_version, sealed_data, data, traceparent, tracestate)
+  SELECT e.id, e.tenant_id, e.name, e.entity_type, e.entity_id, e.schema_version, e.sealed_data, e.data, e.traceparent, e.tracestate
     FROM booking, jsonb_to_recordset($28::jsonb) AS e(id uuid, tenant_id uuid, name text, entity_type text,
-                                                      entity_id uuid, schema_version int, sealed_data text, data jsonb)
+                                                      entity_id uuid, schema_version int, sealed_data text, data jsonb,
+                                                      traceparent text, tracestate text)
 )
 SELECT verdict.hold_used, verdict.late, booking.id IS NOT NULL AS booked,
        CASE WHEN booking.id IS NOT NULL THEN pg_notify($29::text, '')::text END AS notified
@@ -122,6 +123,8 @@ function outboxRows(rows: EventRow[]) {
       schema_version: row.schemaVersion,
       sealed_data: row.sealedData,
       data: row.data,
+      traceparent: row.traceparent,
+      tracestate: row.tracestate,
     })),
   );
 }

@@ -1,3 +1,5 @@
+// First: instrumentation must be in place before the modules it traces load.
+import { tracing } from './worker-tracing';
 import { ConfigError, loadConfig } from '@booking/config';
 import { startScheduledJobs } from '@booking/jobs';
 import { serveMetrics } from '@booking/metrics';
@@ -48,6 +50,8 @@ async function main() {
         health.close();
         return closeWorkerDeps(deps);
       })
+      // Spans of the last runs are exported last.
+      .then(() => tracing.shutdown())
       .then(() => {
         deps.logger.info('lifecycle worker stopped');
         clearTimeout(force);

@@ -1,4 +1,5 @@
 import { SUBSCRIBABLE_EVENTS } from '@booking/events';
+import { startSpan, tracingActive, type TraceContext } from '@booking/tracing';
 import { enqueueDeliveries, type DeliveryQueue } from '@booking/webhook-queue';
 import type pg from 'pg';
 
@@ -7,11 +8,12 @@ const BATCH = 1000;
 // One statement: claim a batch of events, mark them relayed and write one delivery per endpoint
 // that wants each (`endpointWants` of @booking/events: a subscribable event, and the endpoint
 // listens to all events or names it). A disabled endpoint's deliveries wait for its resume.
-const RELAY_BATCH: pg.QueryConfig = {
-  name: 'dispatcher-relay-batch',
+// Traced, it also returns the events' trace contexts, which the relay span links to.
+const relayBatch = (traced: boolean): pg.QueryConfig => ({
+  name: traced ? 'dispatcher-relay-batch-traced' : 'dispatcher-relay-batch',
   text: `
     WITH claimed AS (
-      SELECT id, tenant_id, name FROM events WHERE relayed_at IS NULL
+      SELECT id, tenant_id, name${traced ? ', traceparent, tracestate' : ''} FROM events WHERE relayed_at IS NULL
       ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED
     ),
     relayed AS (
@@ -28,8 +30,16 @@ const RELAY_BATCH: pg.QueryConfig = {
       RETURNING id, status
     )
     SELECT (SELECT count(*) FROM relayed)::int AS relayed,
-           coalesce((SELECT array_agg(id::text) FROM deliveries WHERE status = 'pending'), '{}') AS pending`,
-};
+           coalesce((SELECT array_agg(id::text) FROM deliveries WHERE status = 'pending'), '{}') AS pending${
+             traced
+               ? `,
+           coalesce((SELECT json_agg(json_build_object('traceparent', traceparent, 'tracestate', tracestate))
+                       FROM claimed WHERE traceparent IS NOT NULL), '[]') AS traces`
+               : ''
+           }`,
+});
+const RELAY_BATCH = relayBatch(false);
+const RELAY_BATCH_TRACED = relayBatch(true);
 
 /**
  * Moves one batch of events from the outbox into deliveries and queues them. Rows are claimed
@@ -44,15 +54,32 @@ export async function relayOutbox(
   queue: DeliveryQueue,
   retryDelaysMs: number[],
 ): Promise<{ relayed: number; queued: Promise<void> }> {
-  const { rows } = await pool.query<{ relayed: number; pending: string[] }>({
-    ...RELAY_BATCH,
+  const traced = tracingActive();
+  const startTime = traced ? Date.now() : 0;
+  const { rows } = await pool.query<{ relayed: number; pending: string[]; traces?: TraceContext[] }>({
+    ...(traced ? RELAY_BATCH_TRACED : RELAY_BATCH),
     values: [BATCH, SUBSCRIBABLE_EVENTS],
   });
-  const { relayed, pending } = rows[0] ?? { relayed: 0, pending: [] };
-  const queued = enqueueDeliveries(
-    queue,
-    pending.map((id) => ({ id })),
-    retryDelaysMs,
+  const { relayed, pending, traces } = rows[0] ?? { relayed: 0, pending: [] };
+  const enqueue = () =>
+    enqueueDeliveries(
+      queue,
+      pending.map((id) => ({ id })),
+      retryDelaysMs,
+    );
+  // Polls that find nothing leave no span. A batch's span starts when its statement did and
+  // ends once its jobs are queued; it links to the traces of the events it relayed.
+  if (!traced || relayed === 0) return { relayed, queued: enqueue() };
+  const span = startSpan('outbox relay', {
+    kind: 'producer',
+    startTime,
+    links: traces,
+    attributes: { 'outbox.events_relayed': relayed, 'outbox.deliveries_queued': pending.length },
+  });
+  const queued = span.run(enqueue);
+  queued.then(
+    () => span.end(),
+    (error: unknown) => span.end(error),
   );
   return { relayed, queued };
 }

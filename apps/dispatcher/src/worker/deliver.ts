@@ -1,5 +1,6 @@
 import type { Config } from '@booking/config';
 import type { Db } from '@booking/db';
+import { inSpan, tracingActive, type SpanHandle } from '@booking/tracing';
 import type { DeliveryJobData } from '@booking/webhook-queue';
 import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
@@ -8,7 +9,7 @@ import type { ReceiverAgents } from '../delivery/receiver-agents';
 import type { DispatcherMetrics } from '../metrics';
 import type { AttemptRecorder } from './attempt-recorder';
 import { buildEnvelope, withSecretFields } from './build-envelope';
-import type { DeliveryReader } from './read-delivery';
+import type { DeliveryReader, DeliveryToSend } from './read-delivery';
 import { signedHeaders } from './signed-headers';
 
 export interface DeliverDeps {
@@ -29,19 +30,46 @@ export interface DeliverDeps {
  * the schedule. The last failure marks the delivery abandoned.
  */
 export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>, token?: string): Promise<void> {
-  const { db, config, metrics } = deps;
   const delivery = await deps.reader.read(job.data.deliveryId);
   // Gone, or settled by an earlier run of this job that crashed before completing it.
   if (!delivery || delivery.status === 'succeeded' || delivery.status === 'abandoned') return;
+  // The attempt's span continues the trace of the request or job that recorded the event.
+  const retryInMs = tracingActive()
+    ? await inSpan(
+        'webhook deliver',
+        {
+          kind: 'consumer',
+          parent: delivery.event?.trace,
+          attributes: {
+            'webhook.delivery_id': delivery.id,
+            'webhook.event': delivery.eventName,
+            'webhook.endpoint_id': delivery.endpoint.id,
+          },
+        },
+        (span) => attempt(deps, delivery, span),
+      )
+    : await attempt(deps, delivery);
+  if (retryInMs !== null) {
+    // The delayed job keeps its id (the delivery's), so it stays the delivery's only job.
+    await job.moveToDelayed(Date.now() + retryInMs, token);
+    throw new DelayedError();
+  }
+}
+
+/** Sends `delivery` once and records it; returns the wait before the next attempt, or null when there is none. */
+async function attempt(deps: DeliverDeps, delivery: DeliveryToSend, span?: SpanHandle): Promise<number | null> {
+  const { db, config, metrics } = deps;
   const { endpoint } = delivery;
   if (endpoint.deletedAt) {
     await db.webhookDelivery.update({ where: { id: delivery.id }, data: { status: 'abandoned', nextAttemptAt: null } });
-    return;
+    span?.setAttributes({ 'webhook.outcome': 'endpoint_deleted' });
+    return null;
   }
   if (endpoint.status === 'disabled') {
     await db.webhookDelivery.update({ where: { id: delivery.id }, data: { status: 'waiting', nextAttemptAt: null } });
     metrics.deliveries.inc({ outcome: 'waiting' });
-    return;
+    span?.setAttributes({ 'webhook.outcome': 'waiting' });
+    return null;
   }
 
   const envelope = buildEnvelope(delivery);
@@ -88,12 +116,12 @@ export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>, toke
     result,
   });
   metrics.deliveries.inc({ outcome: outcome === 'retrying' ? 'failed' : outcome });
+  span?.setAttributes({
+    'webhook.outcome': outcome,
+    ...(result.statusCode === null ? {} : { 'http.response.status_code': result.statusCode }),
+  });
   if (endpointDisabled) {
     deps.logger.warn({ endpointId: endpoint.id }, 'webhook endpoint disabled after consecutive failures');
   }
-  if (outcome === 'retrying') {
-    // The delayed job keeps its id (the delivery's), so it stays the delivery's only job.
-    await job.moveToDelayed(Date.now() + nextDelayMs, token);
-    throw new DelayedError();
-  }
+  return outcome === 'retrying' ? nextDelayMs : null;
 }

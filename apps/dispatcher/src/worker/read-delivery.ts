@@ -1,3 +1,4 @@
+import type { TraceContext } from '@booking/tracing';
 import type pg from 'pg';
 import { groupCalls } from './group-calls';
 
@@ -9,7 +10,7 @@ export interface DeliveryToSend {
   isTest: boolean;
   testData: unknown;
   createdAt: Date;
-  event: { data: unknown; sealedData: string | null; createdAt: Date } | null;
+  event: { data: unknown; sealedData: string | null; createdAt: Date; trace: TraceContext | null } | null;
   /** The contact fields of the event's customer as they are now (customer events only). */
   customer: { email: string; firstName: string; lastName: string | null; phone: string | null } | null;
   endpoint: {
@@ -34,6 +35,8 @@ interface Row {
   event_data: unknown;
   sealed_data: string | null;
   event_created_at: Date | null;
+  traceparent: string | null;
+  tracestate: string | null;
   customer_email: string | null;
   customer_first_name: string | null;
   customer_last_name: string | null;
@@ -52,7 +55,7 @@ const READ_DELIVERIES: pg.QueryConfig<[string[]]> = {
   text: `
     SELECT d.id, d.event_name, d.status::text AS status, d.is_test, d.test_data, d.created_at,
            e.id AS event_id, e.data AS event_data, e.sealed_data,
-           e.created_at AS event_created_at,
+           e.created_at AS event_created_at, e.traceparent, e.tracestate,
            c.email AS customer_email, c.first_name AS customer_first_name, c.last_name AS customer_last_name,
            c.phone AS customer_phone,
            p.id AS endpoint_id, p.url, p.status::text AS endpoint_status, p.deleted_at, p.secret_ciphertext,
@@ -102,6 +105,7 @@ function toDelivery(row: Row): DeliveryToSend {
             data: row.event_data,
             sealedData: row.sealed_data,
             createdAt: row.event_created_at!,
+            trace: row.traceparent === null ? null : { traceparent: row.traceparent, tracestate: row.tracestate },
           },
     customer:
       row.customer_email === null
