@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { parseAllDocuments } from 'yaml';
@@ -121,7 +121,8 @@ export function knownSettings(): Set<string> {
   });
   if (names.size === 0) throw new Error(`no settings found in ${loaderFile}`);
   const tracingDir = path.join(ROOT, 'packages/tracing/src');
-  for (const file of readdirSync(tracingDir).filter((name) => name.endsWith('.ts'))) {
+  const tracingFiles = existsSync(tracingDir) ? readdirSync(tracingDir) : [];
+  for (const file of tracingFiles.filter((name) => name.endsWith('.ts'))) {
     for (const match of readFileSync(path.join(tracingDir, file), 'utf8').matchAll(/'(OTEL_[A-Z_]+)'/g)) {
       names.add(match[1]!);
     }
