@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { DemoTenant } from '@booking/db';
+import { createPgPool, type DemoTenant } from '@booking/db';
 import { createLogger } from '@booking/logging';
 import { serveMetrics } from '@booking/metrics';
 import {
@@ -11,6 +11,7 @@ import {
   confirmedBooking,
   createIsolatedDatabase,
   createTestApp,
+  freePort,
   heldBooking,
   kayak,
   metricValue,
@@ -159,5 +160,23 @@ describe('API metrics', () => {
     expect(metricValue(text, 'redis_connection_up', { connection: 'commands' })).toBe(1);
     expect(metricValue(text, 'redis_connection_errors_total', { connection: 'commands' })).toBe(0);
     expect(metricValue(text, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
+  });
+
+  test('when PostgreSQL refuses connections, then a scrape still answers at once, the outbox lag unknown (NaN)', async () => {
+    const refused = new URL(isolated.env.DATABASE_URL!);
+    refused.port = String(await freePort());
+    const pool = createPgPool(refused.toString(), { connectTimeoutMs: 1_000 });
+    try {
+      const registry = createApiMetrics({ pool, redis: t.deps.redis, queueRedis: t.deps.queueRedis });
+      const started = Date.now();
+      const text = await registry.metrics();
+      expect(Date.now() - started).toBeLessThan(1_500);
+      expect(metricValue(text, 'outbox_lag_seconds')).toBeNaN();
+      expect(metricValue(text, 'db_pool_connections', { state: 'in_use' })).toBe(0);
+      expect(metricValue(text, 'redis_connection_up', { connection: 'commands' })).toBe(1);
+      expect(metricValue(text, 'holds_placed_total')).toBeGreaterThanOrEqual(1);
+    } finally {
+      await pool.end();
+    }
   });
 });

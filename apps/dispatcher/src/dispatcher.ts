@@ -1,7 +1,7 @@
 import type { Config } from '@booking/config';
 import { createPgPool, createPrismaClient } from '@booking/db';
 import { startScheduledJobs } from '@booking/jobs';
-import { serveMetrics } from '@booking/metrics';
+import { serveMetrics, watchPgPool, watchRedis } from '@booking/metrics';
 import { createDeliveryQueue, queueConnection } from '@booking/webhook-queue';
 import type { Logger } from 'pino';
 import { MAINTENANCE_LOCK_MS, MAINTENANCE_QUEUE, maintenanceJobs } from './maintenance/maintenance-jobs';
@@ -39,6 +39,8 @@ export async function startDispatcher(
   const metrics = createMetrics(queue);
   const sql = createPgPool(config.databaseUrl, { poolSize: config.dbPoolSize, ...config.dbTimeouts });
   sql.on('error', (error) => logger.warn({ err: error }, 'postgresql connection error'));
+  watchPgPool(metrics.registry, sql);
+  watchRedis(metrics.registry, { queue: connection });
   const recorder = createAttemptRecorder(sql, {
     retryDelaysMs: config.webhooks.retryDelaysMs,
     autoDisableAfter: config.webhooks.autoDisableAfter,

@@ -1,3 +1,4 @@
+import { readWithin } from '@booking/metrics';
 import type { DeliveryQueue } from '@booking/webhook-queue';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
@@ -33,8 +34,10 @@ export function createMetrics(queue: DeliveryQueue): DispatcherMetrics {
     labelNames: ['state'] as const,
     registers: [registry],
     async collect() {
-      const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed');
-      for (const [state, count] of Object.entries(counts)) this.set({ state }, count);
+      this.reset();
+      // The worker's connection waits for Redis while it is away: absent beats a hung scrape.
+      const counts = await readWithin(queue.getJobCounts('waiting', 'active', 'delayed', 'failed'), 1_000);
+      for (const [state, count] of Object.entries(counts ?? {})) this.set({ state }, count);
     },
   });
   return { registry, deliveries, attemptSeconds };

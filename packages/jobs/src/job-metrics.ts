@@ -1,3 +1,4 @@
+import { readWithin } from '@booking/metrics';
 import type { Queue } from 'bullmq';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
@@ -56,7 +57,10 @@ function runMetricsOf(registry: Registry) {
     async collect() {
       this.reset();
       for (const [queueName, queue] of queuesOf.get(registry) ?? []) {
-        const counts = await withinTimeout(queue.getJobCounts('waiting', 'active', 'delayed', 'failed'));
+        const counts = await readWithin(
+          queue.getJobCounts('waiting', 'active', 'delayed', 'failed'),
+          DEPTH_READ_TIMEOUT_MS,
+        );
         // No answer in time (Redis away): the series are absent rather than stale.
         if (!counts) continue;
         for (const [state, count] of Object.entries(counts)) this.set({ queue: queueName, state }, count);
@@ -84,16 +88,4 @@ function runMetricsOf(registry: Registry) {
       registers: [registry],
     }),
   };
-}
-
-async function withinTimeout<T>(reading: Promise<T>): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>(
-    (resolve) => (timer = setTimeout(() => resolve(undefined), DEPTH_READ_TIMEOUT_MS)),
-  );
-  try {
-    return await Promise.race([reading.catch(() => undefined), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -6,4 +6,5 @@
  */
 export { serveMetrics } from './metrics-server';
 export { watchPgPool } from './pg-pool-health';
+export { readWithin } from './read-within';
 export { watchRedis } from './redis-health';

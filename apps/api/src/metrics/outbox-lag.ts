@@ -16,7 +16,7 @@ const OLDEST_UNRELAYED: { name: string; text: string } = {
 
 /**
  * `outbox_lag_seconds`, read on each scrape: 0 when the outbox is empty. When PostgreSQL does
- * not answer, the series is absent for that scrape rather than stale (db_pool_* tell why).
+ * not answer it reads NaN, unknown, never a stale or reassuring figure (db_pool_* tell why).
  */
 export function watchOutboxLag(registry: Registry, pool: PgPool): void {
   new Gauge({
@@ -24,12 +24,11 @@ export function watchOutboxLag(registry: Registry, pool: PgPool): void {
     help: 'Age of the oldest event not yet relayed to webhook deliveries (0: none waiting)',
     registers: [registry],
     async collect() {
-      this.reset();
       try {
         const { rows } = await pool.query<{ age: number }>(OLDEST_UNRELAYED);
         this.set(rows[0]?.age ?? 0);
       } catch {
-        // Left absent: see above.
+        this.set(Number.NaN);
       }
     },
   });
