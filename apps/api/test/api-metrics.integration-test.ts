@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
+import path from 'node:path';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createPgPool, type DemoTenant } from '@booking/db';
@@ -14,10 +15,12 @@ import {
   freePort,
   heldBooking,
   kayak,
+  killAllServiceProcesses,
   metricValue,
   scrapeMetrics,
   seedTenant,
   sleep,
+  startServiceProcess,
   type TestApp,
 } from '@booking/test-kit';
 import request from 'supertest';
@@ -48,6 +51,7 @@ describe('API metrics', () => {
     port = (server.address() as AddressInfo).port;
   });
   afterAll(async () => {
+    await killAllServiceProcesses();
     server?.close();
     await t?.close();
     await isolated?.drop();
@@ -160,6 +164,26 @@ describe('API metrics', () => {
     expect(metricValue(text, 'redis_connection_up', { connection: 'commands' })).toBe(1);
     expect(metricValue(text, 'redis_connection_errors_total', { connection: 'commands' })).toBe(0);
     expect(metricValue(text, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
+  });
+
+  test('when the API runs as its own process, then /metrics is served on API_METRICS_PORT and not on the public port', async () => {
+    const [apiPort, metricsPort] = [await freePort(), await freePort()];
+    const api = await startServiceProcess({
+      name: 'api',
+      entry: path.join('apps', 'api', 'src', 'main.ts'),
+      env: { ...isolated.env, PORT: String(apiPort), API_METRICS_PORT: String(metricsPort) },
+      readyUrl: `http://127.0.0.1:${apiPort}/healthz`,
+    });
+    expect((await fetch(`http://127.0.0.1:${apiPort}/readyz`)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${apiPort}/metrics`)).status).toBe(404);
+
+    const text = await scrapeMetrics(metricsPort);
+    expect(metricValue(text, 'http_request_duration_seconds_count', requests('/readyz', '200', 'GET'))).toBe(1);
+    expect(metricValue(text, 'http_request_duration_seconds_count', requests('unmatched', '404', 'GET'))).toBe(1);
+    expect(metricValue(text, 'outbox_lag_seconds')).toBeGreaterThanOrEqual(0);
+    expect((await fetch(`http://127.0.0.1:${metricsPort}/healthz`)).status).toBe(200);
+    await api.stop();
+    expect(await api.exited).toBe('exit 0');
   });
 
   test('when PostgreSQL refuses connections, then a scrape still answers at once, the outbox lag unknown (NaN)', async () => {
