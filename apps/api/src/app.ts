@@ -53,11 +53,13 @@ export function createApp(deps: AppDeps): express.Express {
     }),
   );
 
+  // The hot paths first: Express tries every router in order, and each one passed costs a hold
+  // or a booking its route matching.
+  app.use(holdRoutes(deps));
+  app.use(bookingRoutes(deps));
   app.use(healthRoutes(deps));
   app.use(docsRoutes(deps));
   app.use(widgetRoutes(deps));
-  app.use(holdRoutes(deps));
-  app.use(bookingRoutes(deps));
   app.use(operatorBookingRoutes(deps));
   app.use(amendmentRoutes(deps));
   app.use(customerRoutes(deps));
