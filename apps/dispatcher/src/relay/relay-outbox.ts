@@ -9,12 +9,15 @@ const BATCH = 1000;
 // that wants each (`endpointWants` of @booking/events: a subscribable event, and the endpoint
 // listens to all events or names it). A disabled endpoint's deliveries wait for its resume.
 // Traced, it also returns the events' trace contexts, which the relay span links to.
+// The order names both columns of the (relayed_at, created_at) index, as IS NULL is no equality
+// to the planner: by created_at alone it sorted the whole backlog each batch (59 ms at 200,000
+// waiting events, against 0.5 ms reading the index in order).
 const relayBatch = (traced: boolean): pg.QueryConfig => ({
   name: traced ? 'dispatcher-relay-batch-traced' : 'dispatcher-relay-batch',
   text: `
     WITH claimed AS (
       SELECT id, tenant_id, name${traced ? ', traceparent, tracestate' : ''} FROM events WHERE relayed_at IS NULL
-      ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED
+      ORDER BY relayed_at, created_at LIMIT $1 FOR UPDATE SKIP LOCKED
     ),
     relayed AS (
       UPDATE events e SET relayed_at = now() FROM claimed c WHERE e.id = c.id RETURNING e.id
