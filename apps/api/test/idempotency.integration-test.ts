@@ -13,7 +13,7 @@ import {
   waitUntil,
   within,
 } from '@booking/test-kit';
-import { slotTag } from '../src/holds/hold-store';
+import { holdKeys } from '../src/holds/hold-store';
 
 type Experience = DemoTenant['experiences'][number];
 
@@ -252,8 +252,8 @@ describe('Idempotency-Key on POST /api/bookings/hold and POST /api/bookings', ()
       expect(refused.body.error).toBe('insufficient_capacity');
 
       // Free the slot: a fresh request would now be served.
-      const tag = slotTag(slot.id);
-      await t.deps.redis.del(`holds:{${tag}}:slot:${slot.id}`, `holds:{${tag}}:slot:${slot.id}:seats`);
+      const keys = holdKeys(false);
+      await t.deps.redis.del(keys.set(slot.id), keys.total(slot.id));
       const retry = await postHold(t, ip, body, key);
       expect(retry.status).toBe(409);
       expect(retry.headers['idempotent-replayed']).toBe('true');

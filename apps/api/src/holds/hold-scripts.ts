@@ -1,21 +1,21 @@
-// The Redis side of seat holds. Per slot, every key under the slot's hash tag `{<tag>}` (see
-// hold-store.ts), so each script's keys live on one node of a Redis Cluster:
-// - `holds:{<tag>}:slot:<slotId>`: a sorted set of `<holdId>:<seats>` scored by expiry. Members
-//   past their score are dead, whatever has been swept yet.
-// - `holds:{<tag>}:slot:<slotId>:seats`: the running total of the seats in that set, kept by every
-//   script that adds, shrinks or removes a member. It is what capacity reads, so a check costs the
-//   same with 0 or 50,000 live holds on the slot; expired members are swept (and taken off the
-//   total) as they are met, so each hold is swept once over its life. A total that is missing (a
-//   key lost) is counted again once from the set.
-// - `slots:{<tag>}:<slotId>`: the slot as a hold needs it (capacity, seats booked, experience,
-//   tenant, start, party sizes), mirrored from PostgreSQL for SLOT_MIRROR_TTL so a hold makes no
-//   PostgreSQL round trip. Every change of seats_booked writes the new figure here under the slot
-//   row's lock, before its commit (booked-seats.ts); a snapshot read from PostgreSQL only fills
-//   fields that are absent, so it never overwrites the newer figure of a change that committed
-//   after the read.
-// - `holds:{<tag>}:<holdId>`: the hold's record, kept a day past expiry so that converting an
-//   expired hold can answer 410 hold_expired rather than 404 hold_not_found. A hold id begins
-//   with its slot's tag, so the record is found from the hold id alone.
+// The Redis side of seat holds. Per slot (key names as on a single Redis; on a Redis Cluster each
+// carries the slot's hash tag, `holds:{<tag>}:slot:<slotId>` and so on, so that each script's keys
+// live on one node: see holdKeys in hold-store.ts):
+// - `holds:slot:<slotId>`: a sorted set of `<holdId>:<seats>` scored by expiry. Members past their
+//   score are dead, whatever has been swept yet.
+// - `holds:slot:<slotId>:seats`: the running total of the seats in that set, kept by every script
+//   that adds, shrinks or removes a member. It is what capacity reads, so a check costs the same
+//   with 0 or 50,000 live holds on the slot; expired members are swept (and taken off the total) as
+//   they are met, so each hold is swept once over its life. A total that is missing (a key lost) is
+//   counted again once from the set.
+// - `slots:<slotId>`: the slot as a hold needs it (capacity, seats booked, experience, tenant,
+//   start, party sizes), mirrored from PostgreSQL for SLOT_MIRROR_TTL so a hold makes no PostgreSQL
+//   round trip. Every change of seats_booked writes the new figure here under the slot row's lock,
+//   before its commit (booked-seats.ts); a snapshot read from PostgreSQL only fills fields that are
+//   absent, so it never overwrites the newer figure of a change that committed after the read.
+// - `holds:<holdId>`: the hold's record, kept a day past expiry so that converting an expired hold
+//   can answer 410 hold_expired rather than 404 hold_not_found. A hold id begins with its slot's
+//   tag, so on a cluster the record is found from the hold id alone.
 // A hold that became a `held` booking stays in the set, shrunk to the booked guests: it keeps the
 // booking's seats until it expires, and is removed when the booking is confirmed (its seats then
 // count in seats_booked) or cancelled.

@@ -56,22 +56,37 @@ export function holdIdOn(slotId: string, id: string): string {
   return `${slotTag(slotId)}${id.slice(4)}`;
 }
 
-const holdKey = (tag: string, holdId: string) => `holds:{${tag}}:${holdId}`;
-const mirrorKey = (tag: string, slotId: string) => `slots:{${tag}}:${slotId}`;
+/** Where a slot's hold data lives in Redis (hold-scripts.ts says what each key holds). */
+export interface HoldKeys {
+  set(slotId: string): string;
+  total(slotId: string): string;
+  record(holdId: string, slotId?: string): string;
+  mirror(slotId: string): string;
+}
 
 /**
- * The keys of a slot and of a hold on it, in the order the scripts take them. The record is looked
- * for under the slot's tag: a hold id that does not begin with it (not a hold of this slot, or
- * one placed before tags) names no record there, and the script's keys still share one tag.
+ * On a single Redis, the names the hold keys have always had, so that replicas of the version
+ * before Redis Cluster support and of this one share live holds during a rolling upgrade. On a
+ * cluster (a new deployment: holds do not move from one Redis to another), every key under the
+ * slot's tag; a record is looked for under the tag its hold id begins with.
  */
-function slotKeys(slotId: string, holdId: string): [set: string, total: string, record: string, mirror: string] {
-  const tag = slotTag(slotId);
-  return [
-    `holds:{${tag}}:slot:${slotId}`,
-    `holds:{${tag}}:slot:${slotId}:seats`,
-    holdKey(tag, holdId),
-    mirrorKey(tag, slotId),
-  ];
+export function holdKeys(clustered: boolean): HoldKeys {
+  if (!clustered) {
+    return {
+      set: (slotId) => `holds:slot:${slotId}`,
+      total: (slotId) => `holds:slot:${slotId}:seats`,
+      record: (holdId) => `holds:${holdId}`,
+      mirror: (slotId) => `slots:${slotId}`,
+    };
+  }
+  return {
+    set: (slotId) => `holds:{${slotTag(slotId)}}:slot:${slotId}`,
+    total: (slotId) => `holds:{${slotTag(slotId)}}:slot:${slotId}:seats`,
+    // Under the slot's tag when the slot is known, so a hold id that does not begin with it (not a
+    // hold of this slot) names no record there and the script's keys still share one tag.
+    record: (holdId, slotId) => `holds:{${slotId === undefined ? holdId.slice(0, 4) : slotTag(slotId)}}:${holdId}`,
+    mirror: (slotId) => `slots:{${slotTag(slotId)}}:${slotId}`,
+  };
 }
 
 type Script = (keys: string[], args: (string | number)[]) => Promise<unknown>;
@@ -91,12 +106,14 @@ function script(redis: Redis | Cluster, name: string, lua: string, numberOfKeys:
 
 export class HoldStore {
   private readonly scripts: Record<'place' | 'count' | 'convert' | 'release' | 'booked', Script>;
+  private readonly keys: HoldKeys;
 
   constructor(
     private readonly redis: Redis | Cluster,
     private readonly ttlSeconds: number,
     private readonly logger?: Pick<Logger, 'warn'>,
   ) {
+    this.keys = holdKeys(redis.isCluster);
     this.scripts = {
       place: script(redis, 'holdPlace', PLACE, 4),
       count: script(redis, 'holdCount', COUNT, 3),
@@ -104,6 +121,12 @@ export class HoldStore {
       release: script(redis, 'holdRelease', RELEASE, 4),
       booked: script(redis, 'holdBooked', BOOKED, 1),
     };
+  }
+
+  /** The keys of a slot and of a hold on it, in the order the scripts take them. */
+  private slotKeys(slotId: string, holdId: string): [set: string, total: string, record: string, mirror: string] {
+    const { keys } = this;
+    return [keys.set(slotId), keys.total(slotId), keys.record(holdId, slotId), keys.mirror(slotId)];
   }
 
   /**
@@ -117,7 +140,7 @@ export class HoldStore {
     hold: { id: string; experienceId: string; slotId: string; seats: number },
     readSlot: () => Promise<SlotSnapshot | null>,
   ): Promise<PlaceOutcome> {
-    const keys = slotKeys(hold.slotId, hold.id);
+    const keys = this.slotKeys(hold.slotId, hold.id);
     const args = [
       hold.id,
       hold.seats,
@@ -169,14 +192,14 @@ export class HoldStore {
   async liveSeats(slotIds: string[], exceptHoldId = ''): Promise<Map<string, number>> {
     const totals = await Promise.all(
       slotIds.map((slotId) => {
-        return this.scripts.count(slotKeys(slotId, exceptHoldId).slice(0, 3), [exceptHoldId]);
+        return this.scripts.count(this.slotKeys(slotId, exceptHoldId).slice(0, 3), [exceptHoldId]);
       }),
     );
     return new Map(slotIds.map((id, i) => [id, Number(totals[i] ?? 0)]));
   }
 
   async get(holdId: string): Promise<Hold | null> {
-    const record = await this.redis.hgetall(holdKey(holdId.slice(0, 4), holdId));
+    const record = await this.redis.hgetall(this.keys.record(holdId));
     if (!record.slot) return null;
     return {
       id: holdId,
@@ -200,7 +223,7 @@ export class HoldStore {
    * booked guests, handing the other seats back at once.
    */
   async convert(hold: Hold, bookingId: string, guestCount: number): Promise<void> {
-    await this.scripts.convert(slotKeys(hold.slotId, hold.id).slice(0, 3), [
+    await this.scripts.convert(this.slotKeys(hold.slotId, hold.id).slice(0, 3), [
       hold.id,
       hold.seats,
       guestCount,
@@ -210,7 +233,7 @@ export class HoldStore {
 
   /** Stops a hold counting: its booking was cancelled, or its hold is no longer wanted. */
   async release(slotId: string, holdId: string, seats: number): Promise<void> {
-    await this.scripts.release(slotKeys(slotId, holdId), [holdId, seats]);
+    await this.scripts.release(this.slotKeys(slotId, holdId), [holdId, seats]);
   }
 
   /**
@@ -220,10 +243,10 @@ export class HoldStore {
    */
   async seatsBooked(slotId: string, seatsBooked: number, fromHold?: { id: string; seats: number }): Promise<void> {
     if (!fromHold) {
-      await this.scripts.booked([mirrorKey(slotTag(slotId), slotId)], [seatsBooked, SLOT_MIRROR_TTL_MS]);
+      await this.scripts.booked([this.keys.mirror(slotId)], [seatsBooked, SLOT_MIRROR_TTL_MS]);
       return;
     }
-    await this.scripts.release(slotKeys(slotId, fromHold.id), [
+    await this.scripts.release(this.slotKeys(slotId, fromHold.id), [
       fromHold.id,
       fromHold.seats,
       seatsBooked,
@@ -236,7 +259,7 @@ export class HoldStore {
    * committed yet). The next hold reads the slot again.
    */
   async forgetSlot(slotId: string): Promise<void> {
-    await this.redis.del(mirrorKey(slotTag(slotId), slotId));
+    await this.redis.del(this.keys.mirror(slotId));
   }
 
   /**

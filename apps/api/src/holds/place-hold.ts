@@ -21,11 +21,14 @@ export async function placeHold(
   request: HoldRequest,
   idempotencyRef?: string,
 ): Promise<{ hold: HoldResponse; replayed: boolean }> {
-  // The id carries the slot's tag, the key of its record (see slotTag).
-  const holdId = holdIdOn(request.slot_id, idempotencyRef === undefined ? randomUUID() : holdIdOf(idempotencyRef));
-  const placed = await deps.holds.place(
-    { id: holdId, experienceId: request.experience_id, slotId: request.slot_id, seats: request.seats },
-    () => readOpenSlot(deps.db, request.slot_id),
+  // Ids in the form PostgreSQL prints them: Redis keys and the mirror's experience are compared
+  // as text, and an upper-case slot id must not name a second set of holds for the same slot.
+  const slotId = request.slot_id.toLowerCase();
+  const experienceId = request.experience_id.toLowerCase();
+  // The id carries the slot's tag, the key of its record on a cluster (see slotTag).
+  const holdId = holdIdOn(slotId, idempotencyRef === undefined ? randomUUID() : holdIdOf(idempotencyRef));
+  const placed = await deps.holds.place({ id: holdId, experienceId, slotId, seats: request.seats }, () =>
+    readOpenSlot(deps.db, slotId),
   );
   countHold(placed.outcome);
   switch (placed.outcome) {
