@@ -258,6 +258,21 @@ describe('Redis Cluster: two APIs, a dispatcher and a lifecycle worker', () => {
 
     await queueMaster.kill();
     const killedAt = Date.now();
+    // Meanwhile, concurrent holds of one seat on slots of every master, eight at a time, as a
+    // busy venue sends them: a failover may refuse them (503), never fail them (500).
+    let probing = true;
+    const others = futureSlots().filter((candidate) => candidate.slot.id !== slot.id);
+    const background: Answer[] = [];
+    const traffic = (async () => {
+      for (let round = 0; probing && round < 500; round += 1) {
+        const batch = Array.from({ length: 8 }, (_, i) => others[(round * 8 + i) % others.length]!);
+        background.push(
+          ...(await Promise.all(
+            batch.map((o, i) => post(apis[i % 2]!, '/api/bookings/hold', holdBody(o.e, o.slot.id, 1))),
+          )),
+        );
+      }
+    })();
     // Hold requests every 100 ms through both APIs until three in a row succeed.
     const during: { at: number; answer: Answer }[] = [];
     let okInARow = 0;
@@ -266,6 +281,16 @@ describe('Redis Cluster: two APIs, a dispatcher and a lifecycle worker', () => {
       during.push({ at: Date.now() - killedAt, answer });
       okInARow = answer.status === 200 ? okInARow + 1 : 0;
       await sleep(100); // pacing of the probe, not a wait for a state
+    }
+    probing = false;
+    await traffic;
+    const statuses = new Map<number, number>();
+    for (const answer of background) statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+    console.log(`failover: concurrent holds on other slots answered ${JSON.stringify(Object.fromEntries(statuses))}`);
+    expect(background.length).toBeGreaterThan(0);
+    for (const answer of background) {
+      expect([200, 409, 503]).toContain(answer.status);
+      if (answer.status !== 200) expect(typeof answer.body.error).toBe('string');
     }
     const failed = during.filter((d) => d.answer.status !== 200);
     const recoveredAt = during.at(-3)!.at;
@@ -314,6 +339,25 @@ describe('Redis Cluster: two APIs, a dispatcher and a lifecycle worker', () => {
       `failover: deliveries of ${ids.size} bookings each arrived once; ${Date.now() - killedAt} ms after the kill`,
     );
   }, 120_000);
+
+  it('when no node of the cluster answers, then a hold is refused at once with 503, not queued until Redis returns', async () => {
+    const { e, slot } = futureSlots().at(-1)!;
+    await Promise.all(cluster.nodes.map((node) => node.kill()));
+    // The APIs notice the lost connections before the next request.
+    await sleep(500);
+    const answers: { ms: number; status: number; error: unknown }[] = [];
+    for (const api of apis) {
+      const started = Date.now();
+      const answer = await post(api, '/api/bookings/hold', holdBody(e, slot.id, 1));
+      answers.push({ ms: Date.now() - started, status: answer.status, error: answer.body.error });
+    }
+    console.log(`all nodes down: ${JSON.stringify(answers)}`);
+    for (const answer of answers) {
+      expect(answer).toMatchObject({ status: 503, error: 'service_unavailable' });
+      // Far below the 15 s request deadline, which would also answer 503.
+      expect(answer.ms).toBeLessThan(5_000);
+    }
+  }, 30_000);
 });
 
 /** The booking id a booking.created delivery is about. */

@@ -87,9 +87,17 @@ export function createRedis(target: RedisTarget, options: RedisOptions = {}): Re
     });
   }
   const { username, password, protocol } = new URL(url);
+  // A fail-fast client must not queue commands while no node can be reached (the queue has no
+  // bound in time: they would run long after their request was answered 503), so it connects at
+  // once and refuses commands until the cluster is ready.
+  const failFast = maxRetriesPerRequest !== null;
   return new Cluster([...nodes], {
-    lazyConnect,
-    enableAutoPipelining: autoPipelining,
+    lazyConnect: failFast ? false : lazyConnect,
+    enableOfflineQueue: !failFast,
+    // Never auto-pipelined: ioredis re-sends a pipeline whose commands met MOVED only when every
+    // error is the same, so during a failover commands for healthy masters failed with raw MOVED
+    // errors (ioredis issue 2075) where without it they are redirected.
+    enableAutoPipelining: false,
     clusterRetryStrategy: reconnectDelay,
     maxRedirections: CLUSTER_RETRIES.maxRedirections,
     retryDelayOnFailover: CLUSTER_RETRIES.retryDelayMs,

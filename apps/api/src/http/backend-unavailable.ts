@@ -47,6 +47,8 @@ const MESSAGES = [
   'CLUSTERDOWN',
   'Failed to refresh slots cache',
   'None of startup nodes is available',
+  // No node reachable at all: a fail-fast cluster client refuses rather than queues.
+  "Cluster isn't ready",
 ];
 
 interface BackendError {
