@@ -65,6 +65,10 @@ export async function startScheduledJobs(options: ScheduledJobsOptions): Promise
     );
   };
   connection.on('ready', reRegister);
+  // Also on a timer: a Redis Cluster failover loses the writes its replica had not received (the
+  // next tick's delayed job among them) without the client ever reconnecting, and a schedule
+  // whose next job is gone never ticks again.
+  const reRegistering = setInterval(reRegister, reconcileEveryMs(jobs)).unref();
   const metrics = jobRunMetrics(options.metrics, queue, queueName);
 
   const stopping = new AbortController();
@@ -129,6 +133,7 @@ export async function startScheduledJobs(options: ScheduledJobsOptions): Promise
     async close(timeoutMs = 10_000) {
       closing = true;
       connection.off('ready', reRegister);
+      clearInterval(reRegistering);
       stopping.abort();
       metrics.close();
       let timer: NodeJS.Timeout | undefined;
@@ -152,4 +157,13 @@ export async function startScheduledJobs(options: ScheduledJobsOptions): Promise
 async function otherRuns(queue: Queue, job: Job): Promise<number> {
   const active = await queue.getActive();
   return active.filter((other) => other.name === job.name && other.id !== job.id).length;
+}
+
+/**
+ * How often the schedulers are registered again: twice the shortest period of `jobs`, so a lost
+ * schedule misses about two ticks at most; at least a second, at most a minute.
+ */
+function reconcileEveryMs(jobs: readonly ScheduledJob[]): number {
+  const periods = jobs.map((job) => ('every' in job.schedule ? job.schedule.every : 60_000));
+  return Math.min(60_000, Math.max(1_000, 2 * Math.min(...periods)));
 }

@@ -163,6 +163,24 @@ describe('scheduled jobs', () => {
     await waitUntil(() => runs >= before + 2, { what: 'runs after the reconnect' });
   });
 
+  it('when the schedules are lost without the connection dropping, then the pods register them again on a timer', async () => {
+    let runs = 0;
+    await startPod([{ name: 'failed-over', schedule: { every: 300 }, handler: async () => ({ run: ++runs }) }]);
+    await waitUntil(() => runs >= 1, { what: 'a first run' });
+
+    // What a Redis Cluster failover can lose (writes its replica had not received) while the
+    // client stays connected: the scheduler and its next tick.
+    await inspector.removeJobScheduler('failed-over');
+    expect(await inspector.getJobSchedulers()).toEqual([]);
+    await waitUntil(async () => (await inspector.getJobSchedulers()).length === 1, {
+      what: 'the scheduler again, within twice its period',
+      timeoutMs: 3_000,
+    });
+    const before = runs;
+
+    await waitUntil(() => runs >= before + 2, { what: 'runs after it was registered again' });
+  });
+
   it('when a pod closes during a run, then the handler is told to stop and close waits for it', async () => {
     const events: string[] = [];
     let started = false;
