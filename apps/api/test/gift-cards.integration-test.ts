@@ -124,7 +124,7 @@ describe('gift cards on POST /api/bookings', () => {
       experience_id: experience.id,
       venue_id: demo.venue_id,
       slot_id: slot.id,
-      customer_email: `guest-${holdId.slice(0, 8)}@example.com`,
+      customer_email: `guest-${holdId.slice(-12)}@example.com`,
       order_id: booking.id,
       is_primary_booking: true,
       charge_amount_cents: 9000,

@@ -500,7 +500,7 @@ describe('operator actions on bookings', () => {
         guest_count: 2,
         customer: {
           id: expect.any(String),
-          email: `guest-${booking.holdId.slice(0, 8)}@example.com`,
+          email: `guest-${booking.holdId.slice(-12)}@example.com`,
           first_name: 'Ada',
           last_name: 'Lovelace',
         },

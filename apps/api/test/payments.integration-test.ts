@@ -376,7 +376,7 @@ describe('payments', () => {
         experience_id: experience.id,
         venue_id: demo.venue_id,
         slot_id: peakSlot.id,
-        customer_email: `guest-${booked.holdId.slice(0, 8)}@example.com`,
+        customer_email: `guest-${booked.holdId.slice(-12)}@example.com`,
         order_id: booked.booking_id,
         is_primary_booking: true,
         charge_amount_cents: 6750 * 3,

@@ -38,7 +38,8 @@ export function bookingBody(
     experience_id: experience.id,
     venue_id: demo.venue_id,
     guest_count: guestCount,
-    customer: { email: `guest-${holdId.slice(0, 8)}@example.com`, first_name: 'Ada', last_name: 'Lovelace' },
+    // The random end of the hold id: its start is the slot's tag, shared by the slot's holds.
+    customer: { email: `guest-${holdId.slice(-12)}@example.com`, first_name: 'Ada', last_name: 'Lovelace' },
   };
 }
 
