@@ -24,12 +24,21 @@ function start() {
   // served, each answer closing its connection, until the balancer has taken this replica out
   // of rotation. Then stop taking connections, let in-flight requests finish, and close.
   // Ctrl-C in a terminal (SIGINT) has no balancer to wait for and skips the drain.
+  let shuttingDown = false;
   const shutdown = (signal: string, drainMs: number) => {
+    // A second signal (SIGINT after SIGTERM) must not cut the drain short or close twice.
+    if (shuttingDown) return;
+    shuttingDown = true;
     deps.logger.info({ signal, drainMs }, 'api shutting down');
     deps.drain.draining = true;
     const force = setTimeout(() => process.exit(1), drainMs + config.shutdownGraceMs).unref();
     setTimeout(() => {
+      // Node closes the connections idle at close() only: one whose request was still running
+      // then (answered keep-alive, as it came before the drain) would hold the server open until
+      // the force exit. Such connections are closed as they go idle.
+      const idle = setInterval(() => server.closeIdleConnections(), 100);
       server.close(() => {
+        clearInterval(idle);
         metricsServer.close();
         // Spans of the last requests are exported last.
         void closeAppDeps(deps)
