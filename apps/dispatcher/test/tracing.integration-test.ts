@@ -94,10 +94,11 @@ describe('tracing across the API, the outbox, the dispatcher and the lifecycle w
     route: string,
     ip: string,
     body: object,
+    headers: Record<string, string> = {},
   ): Promise<{ status: number; body: Record<string, string> }> {
     const res = await fetch(`http://127.0.0.1:${apiPort}${route}`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': ip },
+      headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': ip, ...headers },
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(10_000),
     });
@@ -180,6 +181,36 @@ describe('tracing across the API, the outbox, the dispatcher and the lifecycle w
     expect(exported).not.toContain(secret);
     expect(exported).not.toContain(String(delivered.headers['x-service-signature']));
     expect(exported).not.toContain(body.customer.email);
+  }, 60_000);
+
+  it("when a client sends its own trace context, then the API starts the trace itself and stores none of the client's", async () => {
+    const { experience, slot } = kayak(demo);
+    const ip = clientIp();
+    const clientTraceId = 'abcdef0123456789abcdef0123456789';
+    const theirs = { traceparent: `00-${clientTraceId}-0123456789abcdef-01`, tracestate: 'guest=anything-i-like' };
+    const hold = await post('/api/bookings/hold', ip, { slot_id: slot.id, experience_id: experience.id, seats: 1 });
+    expect(hold.status).toBe(200);
+    const booking = await post(
+      '/api/bookings',
+      ip,
+      bookingBody(demo, experience, slot.id, hold.body.hold_id!, 1),
+      theirs,
+    );
+    expect(booking.status).toBe(201);
+
+    const event = await t.deps.db.event.findFirstOrThrow({
+      where: { entityId: booking.body.booking_id!, name: 'booking.created' },
+    });
+    const [, traceId] = TRACEPARENT.exec(event.traceparent ?? '') ?? [];
+    expect(traceId).toBeDefined();
+    expect(traceId).not.toBe(clientTraceId);
+    expect(event.tracestate).toBeNull();
+    const server = await spanOf(
+      'the booking request span',
+      (span) => span.traceId === traceId && span.kind === KIND.server,
+    );
+    expect(server.parentSpanId).toBe('');
+    expect(collector.spans.some((span) => span.traceId === clientTraceId)).toBe(false);
   }, 60_000);
 
   it('when a booking takes the transaction path (paid by gift card), then the events recordEvent writes carry the request trace too', async () => {

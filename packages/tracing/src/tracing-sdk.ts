@@ -12,6 +12,7 @@ import {
   propagation,
   trace,
   type Link,
+  type TextMapPropagator,
 } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
@@ -49,6 +50,13 @@ export interface SdkOptions {
    * only and no query.
    */
   redactTarget?: (target: string) => string;
+  /**
+   * Start every incoming request's trace afresh, ignoring the `traceparent` and `tracestate` it
+   * brings. For a process that serves the public: a client's header would otherwise choose its
+   * trace id and whether it is sampled (forcing every request traced, or none), and its
+   * `tracestate` would be stored with the events and sent to tenants' receivers.
+   */
+  ignoreIncomingContext?: boolean;
 }
 
 export interface Sdk {
@@ -65,7 +73,7 @@ export interface Sdk {
 export function startSdk(settings: Extract<TracingSettings, { enabled: true }>, options: SdkOptions): Sdk {
   diag.setLogger(new DiagConsoleLogger(), DiagLogLevel.WARN);
   const propagator = new W3CTraceContextPropagator();
-  propagation.setGlobalPropagator(propagator);
+  propagation.setGlobalPropagator(options.ignoreIncomingContext ? injectOnly(propagator) : propagator);
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
 
   const resource = detectResources({ detectors: [envDetector, hostDetector] }).merge(
@@ -199,4 +207,17 @@ function originOf(request: RequestOptions): string {
   const protocol = request.protocol ?? 'http:';
   const host = request.hostname ?? request.host ?? 'localhost';
   return request.port ? `${protocol}//${host}:${request.port}` : `${protocol}//${host}`;
+}
+
+/**
+ * `propagator` for outgoing requests only: what the http instrumentation extracts from an incoming
+ * request is the context it already had, so the request's span is a root, sampled by the root
+ * sampler.
+ */
+function injectOnly(propagator: TextMapPropagator): TextMapPropagator {
+  return {
+    inject: (active, carrier, setter) => propagator.inject(active, carrier, setter),
+    extract: (active) => active,
+    fields: () => propagator.fields(),
+  };
 }
