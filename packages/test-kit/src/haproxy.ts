@@ -84,7 +84,7 @@ export function haproxyConfig(options: HaproxyOptions & { port: number; adminSoc
     // another server. Safe for the API: it answers nothing it did not finish, and a hold or
     // booking sent with an Idempotency-Key is never done twice.
     '  retries 3',
-    '  retry-on conn-failure empty-response',
+    '  retry-on conn-failure',
     '  option redispatch 1',
     '',
     'frontend api',
