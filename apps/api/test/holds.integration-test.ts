@@ -1,6 +1,6 @@
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
-import { clientIp, createTestApp, holdExpired, kayak, seedTenant, type TestApp } from '@booking/test-kit';
+import { bookingBody, clientIp, createTestApp, holdExpired, kayak, seedTenant, type TestApp } from '@booking/test-kit';
 
 describe('POST /api/bookings/hold', () => {
   let t: TestApp;
@@ -40,6 +40,31 @@ describe('POST /api/bookings/hold', () => {
     expect(res.body.error).toBe('insufficient_capacity');
     expect((await t.deps.holds.liveSeats([slot.id])).get(slot.id)).toBe(22);
     await hold(ip, { slot_id: slot.id, experience_id: experience.id, seats: 2 }).expect(200);
+  });
+
+  it('when ids come in upper case, then they name the same slot: its seats are not held twice, and the hold books', async () => {
+    const { experience } = kayak(demo);
+    const slot = experience.slots[2]!;
+    const ip = clientIp();
+    const upper = { slot_id: slot.id.toUpperCase(), experience_id: experience.id.toUpperCase() };
+    await hold(ip, { slot_id: slot.id, experience_id: experience.id, seats: 12 }).expect(200);
+    const held = await hold(ip, { ...upper, seats: 12 });
+    expect(held.status).toBe(200);
+
+    const res = await hold(ip, { ...upper, seats: 1 });
+    expect(res.status).toBe(409);
+    expect(res.body.error).toBe('insufficient_capacity');
+    expect((await t.deps.holds.liveSeats([slot.id])).get(slot.id)).toBe(24);
+
+    const booked = await request(t.app)
+      .post('/api/bookings')
+      .set('X-Forwarded-For', ip)
+      .send({
+        ...bookingBody(demo, experience, slot.id, held.body.hold_id, 2),
+        ...upper,
+        venue_id: demo.venue_id.toUpperCase(),
+      });
+    expect(booked.status).toBe(201);
   });
 
   it('when a hold expires, then its seats are free again and it no longer counts', async () => {

@@ -68,24 +68,29 @@ export async function prepareBooking(
 ): Promise<PreparedBooking> {
   const requestedAddons = request.addons ?? [];
   const email = request.customer.email.trim().toLowerCase();
+  // Ids in the form PostgreSQL prints them, as holds store them (see placeHold): they are
+  // compared as text here and name Redis keys.
+  const slotId = request.slot_id.toLowerCase();
+  const experienceId = request.experience_id.toLowerCase();
+  const venueId = request.venue_id.toLowerCase();
   const [hold, now, otherHolds, rows] = await Promise.all([
     deps.holds.get(request.hold_id),
     deps.holds.now(),
-    deps.holds.liveSeats([request.slot_id], request.hold_id),
+    deps.holds.liveSeats([slotId], request.hold_id),
     deps.pool.query<ContextRow>({
       name: 'booking-context',
       text: READ_CONTEXT,
-      values: [request.experience_id, request.slot_id, requestedAddons.map((item) => item.addon_id), email],
+      values: [experienceId, slotId, requestedAddons.map((item) => item.addon_id), email],
     }),
   ]);
   if (!hold || hold.bookingId !== null) throw new AppError('hold_not_found');
-  if (hold.slotId !== request.slot_id || hold.experienceId !== request.experience_id) {
+  if (hold.slotId !== slotId || hold.experienceId !== experienceId) {
     throw new AppError('experience_slot_mismatch', 'slot_id and experience_id must be those of the hold');
   }
   if (hold.expiresAt <= now) throw new AppError('hold_expired');
   // The hold was placed for this experience and slot, which therefore exist.
   const row = rows.rows[0]!;
-  if (row.venue_id !== request.venue_id) {
+  if (row.venue_id !== venueId) {
     throw new AppError('experience_slot_mismatch', 'venue_id is not the venue of the experience');
   }
   if (request.guest_count < row.min_party_size || request.guest_count > Math.min(row.max_party_size, hold.seats)) {
@@ -117,6 +122,6 @@ export async function prepareBooking(
     member: presentedMembership(deps.config, hold.tenantId, request),
     email,
     customer: row.customer,
-    otherHoldSeats: otherHolds.get(request.slot_id) ?? 0,
+    otherHoldSeats: otherHolds.get(slotId) ?? 0,
   };
 }
