@@ -4,7 +4,7 @@ import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
 import { jobRunMetrics } from './job-metrics';
-import { reconcileSchedulers } from './reconcile-schedulers';
+import { reconcileSchedulers, registerSchedulers } from './reconcile-schedulers';
 import type { JobSummary, ScheduledJob } from './scheduled-job';
 
 export interface ScheduledJobsOptions {
@@ -58,17 +58,24 @@ export async function startScheduledJobs(options: ScheduledJobsOptions): Promise
   await reconcileSchedulers(queue, jobs);
 
   let closing = false;
-  const reRegister = () => {
-    if (closing) return;
-    reconcileSchedulers(queue, jobs).catch((error: unknown) =>
-      logger.error({ err: error, queue: queueName }, 'job schedulers not registered again after a reconnect'),
-    );
+  // One round at a time: while Redis is away a round waits on the connection, and rounds must
+  // not pile up behind it.
+  let registering = false;
+  const reRegister = (why: string) => {
+    if (closing || registering) return;
+    registering = true;
+    registerSchedulers(queue, jobs)
+      .catch((error: unknown) =>
+        logger.error({ err: error, queue: queueName, why }, 'job schedulers not registered again'),
+      )
+      .finally(() => (registering = false));
   };
-  connection.on('ready', reRegister);
+  const onReady = () => reRegister('reconnected');
+  connection.on('ready', onReady);
   // Also on a timer: a Redis Cluster failover loses the writes its replica had not received (the
   // next tick's delayed job among them) without the client ever reconnecting, and a schedule
   // whose next job is gone never ticks again.
-  const reRegistering = setInterval(reRegister, reconcileEveryMs(jobs)).unref();
+  const reRegistering = setInterval(() => reRegister('timer'), reconcileEveryMs(jobs)).unref();
   const metrics = jobRunMetrics(options.metrics, queue, queueName);
 
   const stopping = new AbortController();
@@ -132,7 +139,7 @@ export async function startScheduledJobs(options: ScheduledJobsOptions): Promise
   return {
     async close(timeoutMs = 10_000) {
       closing = true;
-      connection.off('ready', reRegister);
+      connection.off('ready', onReady);
       clearInterval(reRegistering);
       stopping.abort();
       metrics.close();

@@ -181,6 +181,21 @@ describe('scheduled jobs', () => {
     await waitUntil(() => runs >= before + 2, { what: 'runs after it was registered again' });
   });
 
+  it("when old and new pods of a rolling deploy define different jobs, then neither removes the other one's schedule", async () => {
+    const job = (name: string): ScheduledJob => ({ name, schedule: { every: 300 }, handler: async () => ({}) });
+    await startPod([job('kept')]); // the old version
+    await startPod([job('kept'), job('added')]); // the new one, with a job the old one does not know
+    // Both re-register every 600 ms: over 2 s, 'added' must never be missing.
+    const missing: number[] = [];
+    const started = Date.now();
+    while (Date.now() - started < 2_000) {
+      const names = (await inspector.getJobSchedulers()).map((scheduler) => scheduler.key);
+      if (!names.includes('added')) missing.push(Date.now() - started);
+      await sleep(50); // the sampling interval
+    }
+    expect(missing).toEqual([]);
+  });
+
   it('when a pod closes during a run, then the handler is told to stop and close waits for it', async () => {
     const events: string[] = [];
     let started = false;
