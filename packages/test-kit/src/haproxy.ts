@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './ports';
 import { waitUntil } from './wait';
+import { lastLinesOf } from './child-output';
 
 /** An API replica behind the proxy: its name in HAProxy (and in X-Served-By) and its port. */
 export interface Upstream {
@@ -155,15 +156,7 @@ export async function startHaproxy(options: HaproxyOptions): Promise<Haproxy> {
 
   const child = spawn(binary, ['-db', '-f', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
-  const output: string[] = [];
-  const keep = (chunk: Buffer) => {
-    for (const line of chunk.toString().split('\n').filter(Boolean)) {
-      output.push(line.slice(0, 400));
-      if (output.length > 20) output.shift();
-    }
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
+  const output = lastLinesOf(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const gone = () => child.exitCode !== null || child.signalCode !== null;
 

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { waitUntil } from './wait';
+import { lastLinesOf } from './child-output';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
@@ -44,15 +45,7 @@ export async function startServiceProcess(options: {
     env: { ...process.env, LOG_LEVEL: 'warn', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const output: string[] = [];
-  const keep = (chunk: Buffer) => {
-    for (const line of chunk.toString().split('\n').filter(Boolean)) {
-      output.push(line.slice(0, 400));
-      if (output.length > 20) output.shift();
-    }
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
+  const output = lastLinesOf(child);
   const exited = new Promise<string>((resolve) =>
     child.once('exit', (code, signal) => resolve(signal ?? `exit ${code}`)),
   );
