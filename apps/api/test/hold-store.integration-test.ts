@@ -50,7 +50,7 @@ describe('HoldStore: the running seat total and the slot mirror', () => {
     expect([placed.outcome, kept.outcome]).toEqual(['placed', 'placed']);
     expect((await t.deps.holds.liveSeats([s.slotId])).get(s.slotId)).toBe(33);
 
-    const holds = await t.deps.redis.zrange(keys.set(s.slotId), '0', '-1');
+    const holds = await t.deps.redis.zrange(keys.slot(s.slotId).set, '0', '-1');
     const [convertedId] = holds.find((member) => member.endsWith(':4'))!.split(':');
     const converted = (await t.deps.holds.get(convertedId!))!;
     await t.deps.holds.convert(converted, randomUUID(), 3);
@@ -59,10 +59,10 @@ describe('HoldStore: the running seat total and the slot mirror', () => {
 
     // The three short holds expire; nothing is swept until a script meets them.
     await new Promise((resolve) => setTimeout(resolve, 1_100));
-    expect(await t.deps.redis.zcard(keys.set(s.slotId))).toBe(5);
+    expect(await t.deps.redis.zcard(keys.slot(s.slotId).set)).toBe(5);
     expect((await t.deps.holds.liveSeats([s.slotId])).get(s.slotId)).toBe(9);
-    expect(await t.deps.redis.zcard(keys.set(s.slotId))).toBe(2);
-    expect(await t.deps.redis.get(keys.total(s.slotId))).toBe('9');
+    expect(await t.deps.redis.zcard(keys.slot(s.slotId).set)).toBe(2);
+    expect(await t.deps.redis.get(keys.slot(s.slotId).total)).toBe('9');
 
     const [keptId] = holds.find((member) => member.endsWith(':6'))!.split(':');
     await t.deps.holds.release(s.slotId, keptId!, 6);
@@ -74,7 +74,7 @@ describe('HoldStore: the running seat total and the slot mirror', () => {
     const s = await freshSlot(20);
     await s.hold(t.deps.holds, 8);
     await s.hold(t.deps.holds, 4);
-    await t.deps.redis.del(keys.total(s.slotId));
+    await t.deps.redis.del(keys.slot(s.slotId).total);
 
     expect((await t.deps.holds.liveSeats([s.slotId])).get(s.slotId)).toBe(12);
     expect((await s.hold(t.deps.holds, 9)).outcome).toBe('full');
@@ -106,12 +106,12 @@ describe('HoldStore: the running seat total and the slot mirror', () => {
   it("when a hold's seats are confirmed, then they leave the hold and enter the booked figure in one step", async () => {
     const s = await freshSlot(10);
     expect((await s.hold(t.deps.holds, 6)).outcome).toBe('placed');
-    const [member] = await t.deps.redis.zrange(keys.set(s.slotId), '0', '-1');
+    const [member] = await t.deps.redis.zrange(keys.slot(s.slotId).set, '0', '-1');
     const holdId = member!.split(':')[0]!;
 
     await t.deps.holds.seatsBooked(s.slotId, 6, { id: holdId, seats: 6 });
     expect((await t.deps.holds.liveSeats([s.slotId])).get(s.slotId)).toBe(0);
-    expect(await t.deps.redis.hget(keys.mirror(s.slotId), 'booked')).toBe('6');
+    expect(await t.deps.redis.hget(keys.slot(s.slotId).mirror, 'booked')).toBe('6');
     expect((await s.hold(t.deps.holds, 5)).outcome).toBe('full');
     expect((await s.hold(t.deps.holds, 4)).outcome).toBe('placed');
   });
@@ -123,7 +123,7 @@ describe('HoldStore: the running seat total and the slot mirror', () => {
       async () => null,
     );
     expect(outcome).toEqual({ outcome: 'slot_not_found' });
-    expect(await t.deps.redis.exists(keys.mirror(s.slotId))).toBe(0);
+    expect(await t.deps.redis.exists(keys.slot(s.slotId).mirror)).toBe(0);
   });
 
   it('when a change that frees seats rolls back, then holds still see the seats it did not free', async () => {

@@ -253,7 +253,7 @@ describe('Idempotency-Key on POST /api/bookings/hold and POST /api/bookings', ()
 
       // Free the slot: a fresh request would now be served.
       const keys = holdKeys(false);
-      await t.deps.redis.del(keys.set(slot.id), keys.total(slot.id));
+      await t.deps.redis.del(keys.slot(slot.id).set, keys.slot(slot.id).total);
       const retry = await postHold(t, ip, body, key);
       expect(retry.status).toBe(409);
       expect(retry.headers['idempotent-replayed']).toBe('true');

@@ -58,34 +58,32 @@ export function holdIdOn(slotId: string, id: string): string {
 
 /** Where a slot's hold data lives in Redis (hold-scripts.ts says what each key holds). */
 export interface HoldKeys {
-  set(slotId: string): string;
-  total(slotId: string): string;
-  record(holdId: string, slotId?: string): string;
-  mirror(slotId: string): string;
+  slot(slotId: string): { set: string; total: string; mirror: string; record(holdId: string): string };
+  /** A hold's record found from its id alone (bookings and releases name a hold by id). */
+  record(holdId: string): string;
 }
 
 /**
  * On a single Redis, the names the hold keys have always had, so that replicas of the version
  * before Redis Cluster support and of this one share live holds during a rolling upgrade. On a
  * cluster (a new deployment: holds do not move from one Redis to another), every key under the
- * slot's tag; a record is looked for under the tag its hold id begins with.
+ * slot's tag; a record is looked for under the tag its hold id begins with. A record named with
+ * its slot is under the slot's tag, so a hold id that does not begin with it (not a hold of this
+ * slot) names no record there and the script's keys still share one tag.
  */
 export function holdKeys(clustered: boolean): HoldKeys {
-  if (!clustered) {
-    return {
-      set: (slotId) => `holds:slot:${slotId}`,
-      total: (slotId) => `holds:slot:${slotId}:seats`,
-      record: (holdId) => `holds:${holdId}`,
-      mirror: (slotId) => `slots:${slotId}`,
-    };
-  }
+  const tagged = (tag: () => string) => (clustered ? `{${tag()}}:` : '');
   return {
-    set: (slotId) => `holds:{${slotTag(slotId)}}:slot:${slotId}`,
-    total: (slotId) => `holds:{${slotTag(slotId)}}:slot:${slotId}:seats`,
-    // Under the slot's tag when the slot is known, so a hold id that does not begin with it (not a
-    // hold of this slot) names no record there and the script's keys still share one tag.
-    record: (holdId, slotId) => `holds:{${slotId === undefined ? holdId.slice(0, 4) : slotTag(slotId)}}:${holdId}`,
-    mirror: (slotId) => `slots:{${slotTag(slotId)}}:${slotId}`,
+    slot(slotId) {
+      const at = tagged(() => slotTag(slotId));
+      return {
+        set: `holds:${at}slot:${slotId}`,
+        total: `holds:${at}slot:${slotId}:seats`,
+        mirror: `slots:${at}${slotId}`,
+        record: (holdId) => `holds:${at}${holdId}`,
+      };
+    },
+    record: (holdId) => `holds:${tagged(() => holdId.slice(0, 4))}${holdId}`,
   };
 }
 
@@ -125,8 +123,8 @@ export class HoldStore {
 
   /** The keys of a slot and of a hold on it, in the order the scripts take them. */
   private slotKeys(slotId: string, holdId: string): [set: string, total: string, record: string, mirror: string] {
-    const { keys } = this;
-    return [keys.set(slotId), keys.total(slotId), keys.record(holdId, slotId), keys.mirror(slotId)];
+    const slot = this.keys.slot(slotId);
+    return [slot.set, slot.total, slot.record(holdId), slot.mirror];
   }
 
   /**
@@ -243,7 +241,7 @@ export class HoldStore {
    */
   async seatsBooked(slotId: string, seatsBooked: number, fromHold?: { id: string; seats: number }): Promise<void> {
     if (!fromHold) {
-      await this.scripts.booked([this.keys.mirror(slotId)], [seatsBooked, SLOT_MIRROR_TTL_MS]);
+      await this.scripts.booked([this.keys.slot(slotId).mirror], [seatsBooked, SLOT_MIRROR_TTL_MS]);
       return;
     }
     await this.scripts.release(this.slotKeys(slotId, fromHold.id), [
@@ -259,7 +257,7 @@ export class HoldStore {
    * committed yet). The next hold reads the slot again.
    */
   async forgetSlot(slotId: string): Promise<void> {
-    await this.redis.del(this.keys.mirror(slotId));
+    await this.redis.del(this.keys.slot(slotId).mirror);
   }
 
   /**
