@@ -2,9 +2,16 @@ import { OUTBOX_CHANNEL } from '@booking/events';
 import type { DeliveryQueue } from '@booking/webhook-queue';
 import type { Logger } from 'pino';
 import { Client, type Pool } from 'pg';
-import { relayOutbox } from './relay-outbox';
+import { RELAY_BATCH_SIZE, relayOutbox } from './relay-outbox';
 
 const LISTEN_RETRY_MS = 5_000;
+
+/**
+ * Batches relayed at a time, each a statement on its own connection: SKIP LOCKED gives them
+ * disjoint events, so a burst is claimed by two PostgreSQL backends in parallel rather than one
+ * batch after another.
+ */
+const RELAY_LANES = 2;
 
 /**
  * Runs the relay: wakes on PostgreSQL notifications from committed events (low latency) and on
@@ -28,15 +35,24 @@ export async function startOutboxRelay(deps: {
     // A batch whose jobs could not be queued (Redis down or full) is logged at once, never left
     // as an unhandled rejection: its deliveries are committed, and the sweeper queues them later.
     let queued: Promise<unknown> = Promise.resolve();
-    try {
+    // A lane relays batch after batch until one comes back short: the outbox is empty, or the
+    // rest is locked by the other lane, which relays it. Rows committed meanwhile wake the relay
+    // again (their NOTIFY), so stopping short leaves nothing behind.
+    const lane = async () => {
       while (!stopped) {
         const batch = await relayOutbox(deps.sql, deps.queue, deps.retryDelaysMs);
         const logged = batch.queued.catch((error: unknown) =>
           deps.logger.error({ err: error }, 'relayed deliveries not queued; the sweeper will queue them'),
         );
         queued = Promise.all([queued, logged]);
-        if (batch.relayed === 0) break;
+        if (batch.relayed < RELAY_BATCH_SIZE) break;
       }
+    };
+    try {
+      // Both lanes end before the drain does, even when one fails: stop() waits for the drain.
+      const lanes = await Promise.allSettled(Array.from({ length: RELAY_LANES }, lane));
+      const failed = lanes.find((result) => result.status === 'rejected');
+      if (failed) throw failed.reason;
     } finally {
       await queued;
     }

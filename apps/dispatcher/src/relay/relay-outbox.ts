@@ -3,7 +3,8 @@ import { startSpan, tracingActive, type TraceContext } from '@booking/tracing';
 import { enqueueDeliveries, type DeliveryQueue } from '@booking/webhook-queue';
 import type pg from 'pg';
 
-const BATCH = 1000;
+/** Events claimed per statement. */
+export const RELAY_BATCH_SIZE = 1000;
 
 // One statement: claim a batch of events, mark them relayed and write one delivery per endpoint
 // that wants each (`endpointWants` of @booking/events: a subscribable event, and the endpoint
@@ -61,7 +62,7 @@ export async function relayOutbox(
   const startTime = traced ? Date.now() : 0;
   const { rows } = await pool.query<{ relayed: number; pending: string[]; traces?: TraceContext[] }>({
     ...(traced ? RELAY_BATCH_TRACED : RELAY_BATCH),
-    values: [BATCH, SUBSCRIBABLE_EVENTS],
+    values: [RELAY_BATCH_SIZE, SUBSCRIBABLE_EVENTS],
   });
   const { relayed, pending, traces } = rows[0] ?? { relayed: 0, pending: [] };
   const enqueue = () =>
