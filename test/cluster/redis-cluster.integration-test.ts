@@ -13,6 +13,7 @@ import {
   sleep,
   startRedisCluster,
   startServiceProcess,
+  waitUntil,
   WebhookReceiver,
   type RedisCluster,
   type ServiceProcess,
@@ -335,7 +336,10 @@ describe('Redis Cluster: two APIs, a dispatcher and a lifecycle worker', () => {
     // A delivery job caught mid-flight by the kill comes back through BullMQ's stalled-job check
     // (a lock and a half) or the sweeper (its grace, then a tick).
     await receiver!
-      .waitFor((requests) => requests.filter((r) => ids.has(bookingIdOf(r.body))).length >= ids.size, 45_000)
+      .waitFor(
+        (requests) => new Set(requests.map((r) => bookingIdOf(r.body)).filter((id) => ids.has(id))).size === ids.size,
+        45_000,
+      )
       .catch(async (error: Error) => {
         const seen = new Set(receiver!.requests.map((r) => bookingIdOf(r.body)));
         const missing = [...ids].filter((id) => !seen.has(id));
@@ -353,7 +357,20 @@ describe('Redis Cluster: two APIs, a dispatcher and a lifecycle worker', () => {
             `dispatcher said:\n${dispatcher?.output.join('\n')}`,
         );
       });
-    await sleep(1_000); // a window in which no second delivery of any of them may arrive
+    // Only a job can send a delivery again, and a job caught by the kill stays until the
+    // stalled-job check hands it out again (which finds the delivery done and sends nothing):
+    // once no job of these deliveries is left, nothing can arrive a second time.
+    const deliveryIds = (
+      await t!.deps.db.webhookDelivery.findMany({
+        where: { event: { entityId: { in: [...ids] }, name: 'booking.created' } },
+        select: { id: true },
+      })
+    ).map((d) => d.id);
+    expect(deliveryIds).toHaveLength(ids.size);
+    await waitUntil(
+      async () => (await Promise.all(deliveryIds.map((id) => t!.deps.deliveryQueue.getJob(id)))).every((j) => !j),
+      { timeoutMs: 45_000, intervalMs: 200, what: () => 'the delivery jobs of these bookings to be gone' },
+    );
     const counts = new Map<string, number>();
     for (const r of receiver!.requests) {
       const id = bookingIdOf(r.body);
