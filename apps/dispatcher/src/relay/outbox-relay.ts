@@ -36,8 +36,9 @@ export async function startOutboxRelay(deps: {
     // as an unhandled rejection: its deliveries are committed, and the sweeper queues them later.
     let queued: Promise<unknown> = Promise.resolve();
     // A lane relays batch after batch until one comes back short: the outbox is empty, or the
-    // rest is locked by the other lane, which relays it. Rows committed meanwhile wake the relay
-    // again (their NOTIFY), so stopping short leaves nothing behind.
+    // rest is locked by the other lane (or another dispatcher), which relays it. Rows committed
+    // meanwhile wake the relay again (their NOTIFY); rows skipped because a relay that held them
+    // failed and rolled back wait for the next wake-up or poll, as they did with one lane.
     const lane = async () => {
       while (!stopped) {
         const batch = await relayOutbox(deps.sql, deps.queue, deps.retryDelaysMs);
