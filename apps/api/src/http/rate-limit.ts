@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '@booking/domain';
-import { isIPv4 } from 'node:net';
-import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
+import { rateLimit } from 'express-rate-limit';
 import type { Cluster, Redis } from 'ioredis';
 import { RedisStore, type RedisReply } from 'rate-limit-redis';
 import { countRateLimited } from './counters';
@@ -19,27 +18,12 @@ export function perIpRateLimit(redis: Redis | Cluster, options: { name: string; 
     standardHeaders: 'draft-8',
     legacyHeaders: false,
     identifier: options.name,
-    keyGenerator: (req) => clientKey(req.ip ?? ''),
-    // The library's check reads the keyGenerator's source for a call of its ipKeyGenerator;
-    // clientKey makes that call for every address it does not take apart itself.
-    validate: { keyGeneratorIpFallback: false },
     store,
     handler: (_req, res, next) => {
       countRateLimited(options.name);
       next(new AppError('rate_limited', { retry_after_seconds: Number(res.getHeader('Retry-After')) || 60 }));
     },
   });
-}
-
-/**
- * The library's key for a client address (IPv6 by its /56, an IPv4-mapped IPv6 address as the
- * IPv4 address), with IPv4-mapped addresses taken apart here: a server listening on `::` sees
- * every IPv4 client so, and the library parses each with a general IPv6 parser (2% of a hold's
- * CPU). The same keys either way, so replicas of both kinds share counters.
- */
-export function clientKey(ip: string): string {
-  const mapped = ip.startsWith('::ffff:') ? ip.slice(7) : '';
-  return isIPv4(mapped) ? mapped : ipKeyGenerator(ip);
 }
 
 /**
