@@ -42,7 +42,7 @@ describe('POST /api/bookings/hold', () => {
     await hold(ip, { slot_id: slot.id, experience_id: experience.id, seats: 2 }).expect(200);
   });
 
-  it('when ids come in upper case, then they name the same slot: its seats are not held twice, and the hold books', async () => {
+  it('when ids come in upper case, then they name the same slot, hold and addons: its seats are not held twice, and the hold books with its addons', async () => {
     const { experience } = kayak(demo);
     const slot = experience.slots[2]!;
     const ip = clientIp();
@@ -56,15 +56,27 @@ describe('POST /api/bookings/hold', () => {
     expect(res.body.error).toBe('insufficient_capacity');
     expect((await t.deps.holds.liveSeats([slot.id])).get(slot.id)).toBe(24);
 
+    // Clients that print uuids in upper case send the hold's and the addons' that way too.
+    const addons = experience.addons.map((addon) => ({ addon_id: addon.id.toUpperCase(), qty: 1 }));
+    expect(addons.length).toBeGreaterThan(0);
     const booked = await request(t.app)
       .post('/api/bookings')
       .set('X-Forwarded-For', ip)
       .send({
-        ...bookingBody(demo, experience, slot.id, held.body.hold_id, 2),
+        ...bookingBody(demo, experience, slot.id, String(held.body.hold_id).toUpperCase(), 2),
         ...upper,
         venue_id: demo.venue_id.toUpperCase(),
+        addons,
       });
     expect(booked.status).toBe(201);
+    const row = await t.deps.db.booking.findUniqueOrThrow({
+      where: { id: booked.body.booking_id },
+      include: { addons: true },
+    });
+    expect(row.holdId).toBe(held.body.hold_id);
+    expect(row.addons.map((addon) => addon.addonId).sort()).toEqual(experience.addons.map((addon) => addon.id).sort());
+    // The hold is used, whichever case names it.
+    expect((await t.deps.holds.get(String(held.body.hold_id)))?.bookingId).toBe(booked.body.booking_id);
   });
 
   it('when a hold expires, then its seats are free again and it no longer counts', async () => {

@@ -68,11 +68,9 @@ export async function prepareBooking(
 ): Promise<PreparedBooking> {
   const requestedAddons = request.addons ?? [];
   const email = request.customer.email.trim().toLowerCase();
-  // Ids in the form PostgreSQL prints them, as holds store them (see placeHold): they are
-  // compared as text here and name Redis keys.
-  const slotId = request.slot_id.toLowerCase();
-  const experienceId = request.experience_id.toLowerCase();
-  const venueId = request.venue_id.toLowerCase();
+  // The request's ids are in lower case, as holds store them (the parser's doing, see
+  // canonical-uuids): they are compared as text here and name Redis keys.
+  const { slot_id: slotId, experience_id: experienceId, venue_id: venueId } = request;
   const [hold, now, otherHolds, rows] = await Promise.all([
     deps.holds.get(request.hold_id),
     deps.holds.now(),

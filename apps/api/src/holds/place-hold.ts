@@ -21,10 +21,9 @@ export async function placeHold(
   request: HoldRequest,
   idempotencyRef?: string,
 ): Promise<{ hold: HoldResponse; replayed: boolean }> {
-  // Ids in the form PostgreSQL prints them: Redis keys and the mirror's experience are compared
-  // as text, and an upper-case slot id must not name a second set of holds for the same slot.
-  const slotId = request.slot_id.toLowerCase();
-  const experienceId = request.experience_id.toLowerCase();
+  // The request's ids are in lower case (the parser's doing, see canonical-uuids): they name
+  // Redis keys and are compared with the mirror's experience as text.
+  const { slot_id: slotId, experience_id: experienceId } = request;
   // The id carries the slot's tag, the key of its record on a cluster (see slotTag).
   const holdId = holdIdOn(slotId, idempotencyRef === undefined ? randomUUID() : holdIdOf(idempotencyRef));
   const placed = await deps.holds.place({ id: holdId, experienceId, slotId, seats: request.seats }, () =>

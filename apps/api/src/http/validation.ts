@@ -2,6 +2,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import { AppError, UUID_PATTERN, type ErrorCode } from '@booking/domain';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { uuidCanonicaliser } from './canonical-uuids';
 import { isStorableDateTime } from './date-time';
 
 // JSON Schema 2020-12, the dialect of OpenAPI 3.1: the schemas that validate requests are the
@@ -38,8 +39,9 @@ export interface SchemaProblem extends FieldProblem {
 }
 
 /**
- * Compiles a schema once and returns a parser that either returns the typed value or throws
- * `code` (invalid_body by default, or chosen from the problems) listing every problem found.
+ * Compiles a schema once and returns a parser that either returns the typed value, its uuids in
+ * lower case (see canonical-uuids), or throws `code` (invalid_body by default, or chosen from
+ * the problems) listing every problem found.
  * Before the schema, the value is checked for what no schema can refuse: nesting deeper than
  * MAX_NESTING_DEPTH and characters PostgreSQL cannot store (a chosen code is for schema
  * problems, so those are invalid_body).
@@ -49,10 +51,11 @@ export function createParser<T extends TSchema>(
   code: ErrorCode | ((problems: SchemaProblem[]) => ErrorCode) = 'invalid_body',
 ) {
   const validate = ajv.compile<Static<T>>(schema);
+  const canonicalise = uuidCanonicaliser(schema);
   return (value: unknown): Static<T> => {
     const beyondSchema = problemBeyondSchema(value);
     if (beyondSchema) throw new AppError(typeof code === 'function' ? 'invalid_body' : code, [beyondSchema]);
-    if (validate(value)) return value;
+    if (validate(value)) return (canonicalise ? canonicalise(value) : value) as Static<T>;
     const problems: SchemaProblem[] = (validate.errors ?? []).map((error) => {
       const missing = error.keyword === 'required' ? `/${String(error.params.missingProperty)}` : '';
       const extra = error.keyword === 'additionalProperties' ? `/${String(error.params.additionalProperty)}` : '';

@@ -1,0 +1,73 @@
+import type { TSchema } from '@sinclair/typebox';
+
+/** Rewrites a value a schema has accepted, in place, and returns it. */
+export type Canonicalise = (value: unknown) => unknown;
+
+interface Schema {
+  type?: string | string[];
+  format?: string;
+  properties?: Record<string, Schema>;
+  items?: Schema | Schema[];
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+}
+
+// Request schemas nest three levels; this only bounds the walk of a schema that refers to itself.
+const MAX_DEPTH = 16;
+
+const lowerCase: Canonicalise = (value) => (typeof value === 'string' ? value.toLowerCase() : value);
+
+/**
+ * For a request schema, the function that puts every uuid the schema accepted in the form
+ * PostgreSQL prints it (lower case), or undefined when the schema names none. A uuid is compared
+ * as text in places (Redis keys such as a hold's, ids matched against rows read back), where
+ * `3F2A…` and `3f2a…` would be two ids; clients that print uuids in upper case (Swift's
+ * `uuidString`, .NET's `ToString("D").ToUpper()`) must find what they were given. Compiled once
+ * per schema: fields through `properties`, array `items`, and unions whose only branch taking
+ * strings is a uuid (a nullable id).
+ */
+export function uuidCanonicaliser(schema: TSchema): Canonicalise | undefined {
+  return compile(schema as Schema, 0);
+}
+
+function compile(schema: Schema, depth: number): Canonicalise | undefined {
+  if (depth > MAX_DEPTH) return undefined;
+  if (schema.format === 'uuid') return lowerCase;
+  const branches = schema.anyOf ?? schema.oneOf;
+  if (branches) {
+    const takingStrings = branches.filter((branch) => takesStrings(branch));
+    return takingStrings.length === 1 && takingStrings[0]!.format === 'uuid' ? lowerCase : undefined;
+  }
+  if (schema.properties) {
+    const fields = Object.entries(schema.properties).flatMap(([name, field]) => {
+      const canonicalise = compile(field, depth + 1);
+      return canonicalise ? [[name, canonicalise] as const] : [];
+    });
+    if (fields.length === 0) return undefined;
+    return (value) => {
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+      const object = value as Record<string, unknown>;
+      for (const [name, canonicalise] of fields) {
+        if (Object.hasOwn(object, name)) object[name] = canonicalise(object[name]);
+      }
+      return value;
+    };
+  }
+  if (schema.items && !Array.isArray(schema.items)) {
+    const canonicalise = compile(schema.items, depth + 1);
+    if (!canonicalise) return undefined;
+    return (value) => {
+      if (Array.isArray(value)) for (let i = 0; i < value.length; i += 1) value[i] = canonicalise(value[i]);
+      return value;
+    };
+  }
+  return undefined;
+}
+
+function takesStrings(schema: Schema): boolean {
+  return (
+    schema.type === undefined ||
+    schema.type === 'string' ||
+    (Array.isArray(schema.type) && schema.type.includes('string'))
+  );
+}
