@@ -143,7 +143,12 @@ describe('booking amendments: reschedule, transfer, party', () => {
       const booking = await makeBooking(demo, { slotIndex: 0, guests: 1 });
       const target = demo.experiences[0]!.slots[3]!.id;
 
-      const res = await reschedule(booking.bookingId, { slot_id: target }, { token: booking.manageToken });
+      // In upper case, as some clients print uuids: the token still names this booking.
+      const res = await reschedule(
+        booking.bookingId.toUpperCase(),
+        { slot_id: target.toUpperCase() },
+        { token: booking.manageToken },
+      );
 
       expect(res.status).toBe(200);
       expect(res.body.slot.id).toBe(target);

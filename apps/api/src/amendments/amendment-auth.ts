@@ -56,7 +56,8 @@ export function requireManagerOrManageToken(deps: AppDeps): RequestHandler {
       });
       return;
     }
-    localsOf(req).amendmentActor = await actorFromManageToken(deps, token, String(req.params.id));
+    // Lower-cased as idParam does for the handler, to match the id the token was signed for.
+    localsOf(req).amendmentActor = await actorFromManageToken(deps, token, String(req.params.id).toLowerCase());
     next();
   };
 }

@@ -42,6 +42,31 @@ describe('uuidCanonicaliser', () => {
     expect(nulls).toEqual({ hold_id: id, note: '', kind: 'B', replaced_by: null, addons: [], either: ID });
   });
 
+  it('when a field is in a union of objects, then it is lower-cased where every branch naming it says uuid', () => {
+    const lines = uuidCanonicaliser(
+      Type.Array(
+        Type.Union([
+          Type.Object({ kind: Type.Literal('wallet'), wallet_id: Type.String({ format: 'uuid' }), ref: Type.String() }),
+          Type.Object({
+            kind: Type.Literal('plan'),
+            plan_id: Type.String({ format: 'uuid' }),
+            ref: Type.String({ format: 'uuid' }),
+          }),
+        ]),
+      ),
+    )!;
+    const value = [
+      { kind: 'wallet', wallet_id: ID, ref: 'TILL-7' },
+      { kind: 'plan', plan_id: ID, ref: ID },
+    ];
+    lines(value);
+    // `ref` is free text in one branch, so it is left as sent in both.
+    expect(value).toEqual([
+      { kind: 'wallet', wallet_id: id, ref: 'TILL-7' },
+      { kind: 'plan', plan_id: id, ref: ID },
+    ]);
+  });
+
   it('when a schema names no uuid, then there is nothing to run', () => {
     expect(uuidCanonicaliser(Type.Object({ email: Type.String(), tags: Type.Array(Type.String()) }))).toBeUndefined();
   });

@@ -24,7 +24,7 @@ export function membershipChangeRoutes(deps: AppDeps): Router {
   const managerOrMember = requireRoleOrMembershipToken(deps, 'manager');
   const admin = requireRole(deps.db, 'admin');
   const once = idempotencyFor(deps.redis, deps.config);
-  const byActor = (req: Request) => membershipActorOf(req).keyId ?? `member:${String(req.params.id)}`;
+  const byActor = (req: Request) => membershipActorOf(req).keyId ?? `member:${String(req.params.id).toLowerCase()}`;
 
   router.post(
     '/api/v1/memberships/:id/plan-change',

@@ -16,7 +16,7 @@ const membershipId = (req: Request) => idParam(req, 'membership_not_found');
 const freezeId = (req: Request) => idParam(req, 'freeze_not_found', 'freezeId');
 
 /** A staff member's key, or the member's own self-service token (one client per membership). */
-const byActor = (req: Request) => membershipActorOf(req).keyId ?? `member:${String(req.params.id)}`;
+const byActor = (req: Request) => membershipActorOf(req).keyId ?? `member:${String(req.params.id).toLowerCase()}`;
 
 /**
  * Freezes of a membership, booked and cancelled by a manager or by the member with the

@@ -58,7 +58,8 @@ export function requireRoleOrMembershipToken(deps: AppDeps, role: 'staff' | 'man
       });
       return;
     }
-    localsOf(req).membershipActor = await actorFromToken(deps, token, String(req.params.id));
+    // Lower-cased as idParam does for the handler, to match the id the token was signed for.
+    localsOf(req).membershipActor = await actorFromToken(deps, token, String(req.params.id).toLowerCase());
     next();
   };
 }
