@@ -237,14 +237,16 @@ describe('tracing across the API, the outbox, the dispatcher and the lifecycle w
   }, 30_000);
 
   it('when the lifecycle worker runs a job, then the run is a span with its queries as children', async () => {
-    const run = await spanOf(
-      'a lifecycle job span',
-      (span) => span.service === 'booking-worker' && span.name === 'job expire-unpaid-bookings',
-    );
+    const isRun = (span: CollectedSpan) =>
+      span.service === 'booking-worker' && span.name === 'job expire-unpaid-bookings';
+    const run = await spanOf('a lifecycle job span', isRun);
     expect(run).toMatchObject({ kind: KIND.consumer, attributes: { 'job.name': 'expire-unpaid-bookings' } });
+    // A run of the job, not necessarily the first one seen: any run may be skipped without a
+    // query (a round still running), and a loaded machine can make the first one such a run.
+    const runs = () => new Set(collector.spans.filter(isRun).map((span) => span.traceId));
     await spanOf(
-      'a query of that run',
-      (span) => span.traceId === run.traceId && span.attributes['db.system.name'] === 'postgresql',
+      'a query in a run of the job',
+      (span) => span.attributes['db.system.name'] === 'postgresql' && runs().has(span.traceId),
     );
   }, 30_000);
 
