@@ -2,6 +2,7 @@ import { AppError } from '@booking/domain';
 import { TokenError, verifyToken } from '@booking/signing';
 import type { Request, RequestHandler } from 'express';
 import type { AppDeps } from '../app-deps';
+import { pathId } from '../http/path-params';
 import { operatorOf, requireRole } from '../operators/api-key-auth';
 
 /** Who changes a booking: an operator's API key, or the customer (keyId null) through a manage link. */
@@ -56,8 +57,7 @@ export function requireManagerOrManageToken(deps: AppDeps): RequestHandler {
       });
       return;
     }
-    // Lower-cased as idParam does for the handler, to match the id the token was signed for.
-    localsOf(req).amendmentActor = await actorFromManageToken(deps, token, String(req.params.id).toLowerCase());
+    localsOf(req).amendmentActor = await actorFromManageToken(deps, token, pathId(req));
     next();
   };
 }

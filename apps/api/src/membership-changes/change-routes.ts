@@ -1,7 +1,7 @@
 import { Router, type Request } from 'express';
 import type { AppDeps } from '../app-deps';
 import { idempotencyFor } from '../http/idempotency';
-import { idParam } from '../http/path-params';
+import { idParam, pathId } from '../http/path-params';
 import { createParser } from '../http/validation';
 import { membershipActorOf, requireRoleOrMembershipToken } from '../memberships/membership-actor';
 import { operatorOf, requireRole } from '../operators/api-key-auth';
@@ -24,7 +24,7 @@ export function membershipChangeRoutes(deps: AppDeps): Router {
   const managerOrMember = requireRoleOrMembershipToken(deps, 'manager');
   const admin = requireRole(deps.db, 'admin');
   const once = idempotencyFor(deps.redis, deps.config);
-  const byActor = (req: Request) => membershipActorOf(req).keyId ?? `member:${String(req.params.id).toLowerCase()}`;
+  const byActor = (req: Request) => membershipActorOf(req).keyId ?? `member:${pathId(req)}`;
 
   router.post(
     '/api/v1/memberships/:id/plan-change',

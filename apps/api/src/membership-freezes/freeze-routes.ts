@@ -1,7 +1,7 @@
 import { Router, type Request } from 'express';
 import type { AppDeps } from '../app-deps';
 import { idempotencyFor } from '../http/idempotency';
-import { idParam } from '../http/path-params';
+import { idParam, pathId } from '../http/path-params';
 import { createParser } from '../http/validation';
 import { membershipActorOf, requireRoleOrMembershipToken } from '../memberships/membership-actor';
 import { scheduleFreezeRuns } from './freeze-runs-at';
@@ -16,7 +16,7 @@ const membershipId = (req: Request) => idParam(req, 'membership_not_found');
 const freezeId = (req: Request) => idParam(req, 'freeze_not_found', 'freezeId');
 
 /** A staff member's key, or the member's own self-service token (one client per membership). */
-const byActor = (req: Request) => membershipActorOf(req).keyId ?? `member:${String(req.params.id).toLowerCase()}`;
+const byActor = (req: Request) => membershipActorOf(req).keyId ?? `member:${pathId(req)}`;
 
 /**
  * Freezes of a membership, booked and cancelled by a manager or by the member with the

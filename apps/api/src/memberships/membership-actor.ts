@@ -3,6 +3,7 @@ import { AppError } from '@booking/domain';
 import { TokenError, verifyToken } from '@booking/signing';
 import type { Request, RequestHandler } from 'express';
 import type { AppDeps } from '../app-deps';
+import { pathId } from '../http/path-params';
 import { operatorOf, requireRole } from '../operators/api-key-auth';
 
 /**
@@ -58,8 +59,7 @@ export function requireRoleOrMembershipToken(deps: AppDeps, role: 'staff' | 'man
       });
       return;
     }
-    // Lower-cased as idParam does for the handler, to match the id the token was signed for.
-    localsOf(req).membershipActor = await actorFromToken(deps, token, String(req.params.id).toLowerCase());
+    localsOf(req).membershipActor = await actorFromToken(deps, token, pathId(req));
     next();
   };
 }
