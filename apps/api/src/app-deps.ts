@@ -5,6 +5,7 @@ import { jobRunsAt, type JobRunsAt } from '@booking/jobs';
 import { createDeliveryQueue, type DeliveryQueue } from '@booking/webhook-queue';
 import { createLogger, type Logger } from '@booking/logging';
 import type Stripe from 'stripe';
+import { BookingTermsCache } from './bookings/booking-terms';
 import { createDrain, type Drain } from './health/drain';
 import { HoldStore } from './holds/hold-store';
 import { refuseStatementPastDeadline, transactionsWithinDeadline } from './http/request-deadline';
@@ -20,6 +21,8 @@ export interface AppDeps {
   redis: RedisClient;
   logger: Logger;
   holds: HoldStore;
+  /** The experience, slot and addon terms of recent bookings, so that a booking reads them once. */
+  terms: BookingTermsCache;
   /** Null when payments are not configured. */
   stripe: Stripe | null;
   /** Where test deliveries, redeliveries and resumed deliveries are queued for the dispatcher. */
@@ -56,6 +59,7 @@ export function createAppDeps(config: Config): AppDeps {
     redis,
     logger,
     holds: new HoldStore(redis, config.holdTtlSeconds, logger),
+    terms: new BookingTermsCache(),
     stripe: createStripe(config),
     deliveryQueue,
     queueRedis,

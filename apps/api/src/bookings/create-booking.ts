@@ -4,13 +4,14 @@ import { AppError } from '@booking/domain';
 import type { HoldStore } from '../holds/hold-store';
 import { countBookingCreated } from '../http/counters';
 import { bookInTransaction } from './book-in-transaction';
+import type { BookingTermsCache } from './booking-terms';
 import { bookingAnswer, committedBookingAnswer } from './booking-answer';
 import type { BookingRequest, BookingResponse } from './booking-schemas';
 import { insertBooking } from './insert-booking';
 import { newBooking } from './new-booking';
 import { prepareBooking } from './prepare-booking';
 
-type Deps = { db: Db; pool: PgPool; holds: HoldStore; config: Config };
+type Deps = { db: Db; pool: PgPool; holds: HoldStore; terms: BookingTermsCache; config: Config };
 
 /**
  * Turns a live hold into a booking: `held` (to be paid by card) or, when a gift card covers
@@ -48,16 +49,23 @@ export async function createBooking(
 }
 
 async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: string | undefined) {
-  const prepared = await prepareBooking(deps, request);
-  const booking = newBooking(prepared, request, idempotencyRef);
+  let prepared = await prepareBooking(deps, request);
+  let booking = newBooking(prepared, request, idempotencyRef);
   // The common booking is one statement; a gift card or a membership locks more rows, in the
   // lock order, in a transaction. So does a plain booking the statement could not decide (see
   // insert-booking): a refusal for seats, or a customer that changed under it.
   const plain = !prepared.member && !request.gift_card_code;
-  const customerId = plain ? await insertBooking(deps.pool, prepared, booking, request) : null;
-  const created = customerId
-    ? { customerId, giftCardAppliedCents: 0, memberDiscountCents: 0, paymentComplete: false }
-    : await bookInTransaction(deps, prepared, booking, request);
+  let outcome = plain ? await insertBooking(deps.pool, prepared, booking, request) : null;
+  if (outcome?.kind === 'stale_terms') {
+    // A price or term changed since it was read or kept: decide and price the booking again.
+    prepared = await prepareBooking(deps, request, true);
+    booking = newBooking(prepared, request, idempotencyRef);
+    outcome = await insertBooking(deps.pool, prepared, booking, request);
+  }
+  const created =
+    outcome?.kind === 'booked'
+      ? { customerId: outcome.customerId, giftCardAppliedCents: 0, memberDiscountCents: 0, paymentComplete: false }
+      : await bookInTransaction(deps, prepared, booking, request);
   countBookingCreated(created.paymentComplete ? 'confirmed' : 'held');
 
   if (!created.paymentComplete) {

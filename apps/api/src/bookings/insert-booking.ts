@@ -11,6 +11,7 @@ import {
 } from '../customers/upsert-booking-customer';
 import type { BookingRequest } from './booking-schemas';
 import { bookingCreatedEvent, type NewBooking } from './new-booking';
+import type { KnownCustomer } from './booking-terms';
 import type { PreparedBooking } from './prepare-booking';
 
 /**
@@ -19,6 +20,9 @@ import type { PreparedBooking } from './prepare-booking';
  *
  * - `slot` locks the slot FOR NO KEY UPDATE (the lock every change of booked seats takes) and
  *   reads its latest seats_booked: a row locked after a wait is re-read at its newest version.
+ * - `current_terms`: the terms the booking was checked and priced from (prepared.terms, which may
+ *   be ones this process kept: see booking-terms) are still the experience's, slot's and addons'.
+ *   If any changed, nothing is written and the booking is prepared again from a fresh read.
  * - `verdict`: the hold has no booking yet (a conversion that commits while this one waits is
  *   caught by bookings.hold_id's unique index instead), and booked seats + this booking + the
  *   other live holds fit the capacity. The other holds' seats ($4) were read from Redis before the
@@ -29,10 +33,11 @@ import type { PreparedBooking } from './prepare-booking';
  *   or one whose seats a confirmation moved into seats_booked since (counted in both). So a
  *   booking that fits is booked here, and one that does not is decided again by the transaction
  *   path, which reads the holds under the lock.
- * - the customer: inserted when the read found none ($11 'new'), else locked as it was read and
- *   updated when the contact changed it ('changed'). The rows, and the events built in Node with
- *   the same builders as the transaction's, are written only if that customer is still as read:
- *   if a concurrent booking made or changed it since, nothing is written.
+ * - the customer: inserted when none was found or none was looked for ($11 'new'), else locked as
+ *   it was read and updated when the contact changed it ('changed'). The rows, and the events built
+ *   in Node with the same builders as the transaction's, are written only if that customer is
+ *   still as read: if one exists after all (`existing_customer`, answered so that the statement
+ *   can be sent again for it), or a concurrent booking made or changed it since, nothing is written.
  * - `late`: the request's deadline (its time left, $30, counted from the statement's start) passed
  *   while the statement waited for the lock. Its client has been told 503, so nothing is written:
  *   a statement that commits by itself is bounded like a transaction's COMMIT (request-deadline).
@@ -41,14 +46,29 @@ import type { PreparedBooking } from './prepare-booking';
  */
 const INSERT_BOOKING = `
 WITH slot AS MATERIALIZED (
-  SELECT capacity, seats_booked FROM slots WHERE id = $2::uuid AND tenant_id = $1::uuid FOR NO KEY UPDATE
+  SELECT capacity, seats_booked, experience_id, price_cents, starts_at, ends_at
+    FROM slots WHERE id = $2::uuid AND tenant_id = $1::uuid FOR NO KEY UPDATE
+), current_terms AS MATERIALIZED (
+  SELECT s.experience_id = $16::uuid AND e.venue_id = $17::uuid AND e.currency = $21::text
+         AND e.base_price_cents = $31::int AND s.price_cents IS NOT DISTINCT FROM $32::int
+         AND $3::int BETWEEN e.min_party_size AND e.max_party_size AND e.requires_waiver = $33::boolean
+         AND date_trunc('milliseconds', s.starts_at) = $34::timestamptz
+         AND date_trunc('milliseconds', s.ends_at) = $35::timestamptz
+         AND (SELECT count(*) FROM addons a, unnest($25::uuid[], $27::int[]) AS x(id, price_cents)
+               WHERE a.id = x.id AND a.tenant_id = $1::uuid AND a.experience_id = $16::uuid AND a.active
+                 AND a.price_cents = x.price_cents) = cardinality($25::uuid[]) AS current
+    FROM slot s JOIN experiences e ON e.id = s.experience_id
 ), verdict AS MATERIALIZED (
   SELECT EXISTS (SELECT 1 FROM bookings WHERE hold_id = $5::uuid) AS hold_used,
          coalesce((SELECT seats_booked + $3::int + $4::int <= capacity FROM slot), false) AS fits,
+         coalesce((SELECT current FROM current_terms), false) AS current,
          coalesce((SELECT clock_timestamp() >= statement_timestamp() + $30::int * interval '1 millisecond'
                      FROM slot WHERE $30::int IS NOT NULL), false) AS late
 ), go AS MATERIALIZED (
-  SELECT 1 FROM verdict WHERE fits AND NOT hold_used AND NOT late
+  SELECT 1 FROM verdict WHERE fits AND current AND NOT hold_used AND NOT late
+), existing_customer AS MATERIALIZED (
+  SELECT id, first_name, last_name, phone FROM customers
+   WHERE $11::text = 'new' AND tenant_id = $1::uuid AND email = $7::text
 ), known_customer AS MATERIALIZED (
   SELECT id FROM customers
    WHERE $11::text <> 'new' AND EXISTS (SELECT 1 FROM go)
@@ -57,7 +77,8 @@ WITH slot AS MATERIALIZED (
      FOR UPDATE
 ), new_customer AS (
   INSERT INTO customers (id, tenant_id, email, first_name, last_name, phone, updated_at)
-  SELECT $6::uuid, $1::uuid, $7::text, $8::text, $9::text, $10::text, now() FROM go WHERE $11::text = 'new'
+  SELECT $6::uuid, $1::uuid, $7::text, $8::text, $9::text, $10::text, now() FROM go
+   WHERE $11::text = 'new' AND NOT EXISTS (SELECT 1 FROM existing_customer)
   ON CONFLICT (tenant_id, email) DO NOTHING
   RETURNING id
 ), customer AS (
@@ -85,7 +106,9 @@ WITH slot AS MATERIALIZED (
                                                       entity_id uuid, schema_version int, sealed_data text, data jsonb,
                                                       traceparent text, tracestate text)
 )
-SELECT verdict.hold_used, verdict.late, booking.id IS NOT NULL AS booked,
+SELECT verdict.hold_used, verdict.late, NOT verdict.current AS stale_terms, booking.id IS NOT NULL AS booked,
+       (SELECT json_build_object('id', id, 'firstName', first_name, 'lastName', last_name, 'phone', phone)
+          FROM existing_customer) AS existing_customer,
        CASE WHEN booking.id IS NOT NULL THEN pg_notify($29::text, '')::text END AS notified
   FROM verdict LEFT JOIN booking ON true`;
 
@@ -129,17 +152,48 @@ function outboxRows(rows: EventRow[]) {
   );
 }
 
+/** What the statement did: booked (for this customer), or wrote nothing, and why. */
+export type InsertOutcome =
+  | { kind: 'booked'; customerId: string }
+  /** A term the booking was priced or checked from has changed: prepare it again, from a fresh read. */
+  | { kind: 'stale_terms' }
+  /** The seats seemed not to fit, or the customer changed since it was read: the transaction decides. */
+  | { kind: 'undecided' };
+
+interface Verdict {
+  hold_used: boolean;
+  late: boolean;
+  stale_terms: boolean;
+  booked: boolean;
+  existing_customer: KnownCustomer | null;
+}
+
 /**
- * Writes `booking` as described above. Returns its customer's id, or null when this statement
- * cannot decide (the seats seemed not to fit, or the customer changed since it was read): then
- * nothing was written, and the transaction path decides instead.
+ * Writes `booking` as described above. A customer found by the statement when none was expected
+ * (the terms were kept, so the customer was not read) gets the statement sent once more, for
+ * that customer: a returning customer's booking takes two round trips, a new one's one.
  */
 export async function insertBooking(
   pool: PgPool,
   prepared: PreparedBooking,
   booking: NewBooking,
   request: BookingRequest,
-): Promise<string | null> {
+): Promise<InsertOutcome> {
+  const verdict = await runInsert(pool, prepared, booking, request);
+  const found = verdict.existing_customer;
+  const again =
+    found && !verdict.booked && !verdict.stale_terms
+      ? await runInsert(pool, { ...prepared, customer: found }, booking, request) : verdict;
+  if (again.booked) return { kind: 'booked', customerId: again.customerId };
+  return again.stale_terms ? { kind: 'stale_terms' } : { kind: 'undecided' };
+}
+
+async function runInsert(
+  pool: PgPool,
+  prepared: PreparedBooking,
+  booking: NewBooking,
+  request: BookingRequest,
+): Promise<Verdict & { customerId: string }> {
   const contact = {
     firstName: request.customer.first_name,
     lastName: request.customer.last_name,
@@ -147,11 +201,12 @@ export async function insertBooking(
   };
   const customer = customerPlan(prepared, contact);
   const events = [...(customer.event ? [customer.event] : []), eventRow(bookingCreatedEvent(booking, prepared.email))];
+  const { terms } = prepared;
   let result;
   try {
     // Past the deadline already, the pool refuses the statement itself (refuseStatementPastDeadline).
     const left = timeLeftMs();
-    result = await pool.query<{ hold_used: boolean; late: boolean; booked: boolean }>({
+    result = await pool.query<Verdict>({
       name: 'insert-booking',
       text: INSERT_BOOKING,
       values: [
@@ -185,6 +240,11 @@ export async function insertBooking(
         outboxRows(events),
         OUTBOX_CHANNEL,
         left === undefined ? null : Math.floor(left),
+        terms.basePriceCents,
+        terms.slotPriceCents,
+        terms.requiresWaiver,
+        terms.startsAt,
+        terms.endsAt,
       ],
     });
   } catch (error) {
@@ -199,5 +259,5 @@ export async function insertBooking(
   const verdict = result.rows[0]!;
   if (verdict.hold_used) throw new AppError('hold_not_found');
   if (verdict.late) throw deadlinePassed('the request deadline passed while the booking waited for its slot');
-  return verdict.booked ? customer.id : null;
+  return { ...verdict, customerId: customer.id };
 }

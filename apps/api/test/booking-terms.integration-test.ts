@@ -1,0 +1,139 @@
+import request from 'supertest';
+import type { DemoTenant } from '@booking/db';
+import { bookingBody, clientIp, createTestApp, kayak, placeHold, seedTenant, type TestApp } from '@booking/test-kit';
+
+// A plain booking prices itself from terms the process keeps (booking-terms) and reads nothing
+// before its one statement; the statement checks those terms are still current. A change made
+// elsewhere (another replica, an operator, here the database directly) must never book at an
+// old price or refuse by an old rule.
+describe('a booking priced from kept terms', () => {
+  let t: TestApp;
+  let demo: DemoTenant;
+
+  beforeAll(async () => {
+    t = createTestApp();
+    demo = await seedTenant(t.deps);
+  });
+  afterAll(() => t.close());
+
+  /** Books `guests` on the kayak's slot `index` (a fresh hold of `seats`), as `email`. */
+  async function book(index: number, guests: number, options: { seats?: number; email?: string; addons?: object[] } = {}) {
+    const { experience } = kayak(demo);
+    const slot = experience.slots[index]!;
+    const ip = clientIp();
+    const holdId = await placeHold(t, ip, experience, slot.id, options.seats ?? guests);
+    const body = bookingBody(demo, experience, slot.id, holdId, guests);
+    return request(t.app)
+      .post('/api/bookings')
+      .set('X-Forwarded-For', ip)
+      .send({
+        ...body,
+        customer: { ...body.customer, ...(options.email ? { email: options.email } : {}) },
+        ...(options.addons ? { addons: options.addons } : {}),
+      });
+  }
+
+  /** The slot's terms are kept by this process (a booking on it has read them). */
+  function kept(index: number, addonIds: string[] = []) {
+    const { experience } = kayak(demo);
+    return t.deps.terms.get(experience.id, experience.slots[index]!.id, addonIds);
+  }
+
+  /** Counts the named statements the API's pool runs while `run` goes. */
+  async function statementsDuring(run: () => Promise<unknown>): Promise<string[]> {
+    const names: string[] = [];
+    const query = t.deps.pool.query.bind(t.deps.pool);
+    const spy = jest.spyOn(t.deps.pool, 'query').mockImplementation(((config: unknown, ...rest: unknown[]) => {
+      const name = (config as { name?: string })?.name;
+      if (name) names.push(name);
+      return (query as (...args: unknown[]) => unknown)(config, ...rest);
+    }) as typeof t.deps.pool.query);
+    try {
+      await run();
+    } finally {
+      spy.mockRestore();
+    }
+    return names;
+  }
+
+  it('when terms are kept, then a new customer is booked in one statement and a returning one in two', async () => {
+    expect((await book(0, 1)).status).toBe(201);
+    expect(kept(0)).toBeDefined();
+    const email = `kept-${Date.now()}@example.com`;
+    const first = await statementsDuring(async () => expect((await book(0, 1, { email })).status).toBe(201));
+    expect(first).toEqual(['insert-booking']);
+    // The statement finds the customer it was not told of, and is sent again for it.
+    const again = await statementsDuring(async () => expect((await book(0, 1, { email })).status).toBe(201));
+    expect(again).toEqual(['insert-booking', 'insert-booking']);
+    const customers = await t.deps.db.customer.findMany({ where: { tenantId: demo.tenant.id, email } });
+    expect(customers).toHaveLength(1);
+    expect(await t.deps.db.booking.count({ where: { customerId: customers[0]!.id } })).toBe(2);
+  });
+
+  it('when the price changes after the terms were kept, then the next booking is priced at the new price', async () => {
+    const { experience } = kayak(demo);
+    expect((await book(1, 2)).status).toBe(201);
+    expect(kept(1)).toBeDefined();
+    await t.deps.db.experience.update({ where: { id: experience.id }, data: { basePriceCents: 4321 } });
+    await t.deps.db.slot.update({ where: { id: experience.slots[1]!.id }, data: { priceCents: null } });
+
+    const res = await book(1, 2);
+
+    expect(res.status).toBe(201);
+    expect(res.body.total_cents).toBe(4321 * 2);
+    const row = await t.deps.db.booking.findUniqueOrThrow({ where: { id: res.body.booking_id } });
+    expect(row).toMatchObject({ unitPriceCents: 4321, totalCents: 4321 * 2 });
+    expect(kept(1)).toMatchObject({ basePriceCents: 4321, slotPriceCents: null });
+  });
+
+  it('when the largest party is raised after the terms were kept, then a party past the old bound is booked at once', async () => {
+    const { experience } = kayak(demo);
+    expect((await book(3, 1)).status).toBe(201);
+    expect(kept(3)).toMatchObject({ maxPartySize: 12 });
+    await t.deps.db.experience.update({ where: { id: experience.id }, data: { maxPartySize: 14 } });
+    // Holds check party sizes against their own copy of the slot (hold-store), kept 30 s: drop it
+    // as if those 30 s had passed, while the booking's kept terms still say 12.
+    await t.deps.holds.forgetSlot(experience.slots[3]!.id);
+
+    expect((await book(3, 13)).status).toBe(201);
+  });
+
+  it('when the largest party is lowered after the terms were kept, then a party past the new bound is refused with it', async () => {
+    const { experience } = kayak(demo);
+    await t.deps.db.experience.update({ where: { id: experience.id }, data: { maxPartySize: 12 } });
+    expect((await book(4, 1)).status).toBe(201);
+    expect(kept(4)).toMatchObject({ maxPartySize: 12 });
+    await t.deps.db.experience.update({ where: { id: experience.id }, data: { maxPartySize: 4 } });
+
+    const res = await book(4, 6);
+
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_guest_count');
+    expect(res.body.detail).toEqual({ min_party_size: 1, max_party_size: 4, seats_held: 6 });
+    await t.deps.db.experience.update({ where: { id: experience.id }, data: { maxPartySize: 12 } });
+  });
+
+  it('when an addon is retired or repriced after the terms were kept, then the booking follows the addon as it is now', async () => {
+    const { experience } = kayak(demo);
+    const [dryBag, photos] = experience.addons;
+    const addons = [{ addon_id: dryBag!.id, qty: 1 }, { addon_id: photos!.id, qty: 1 }];
+    expect((await book(5, 1, { addons })).status).toBe(201);
+    expect(kept(5, [dryBag!.id, photos!.id])).toBeDefined();
+    await t.deps.db.addon.update({ where: { id: dryBag!.id }, data: { priceCents: 999 } });
+    await t.deps.db.addon.update({ where: { id: photos!.id }, data: { active: false } });
+
+    const refused = await book(5, 1, { addons });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe('addon_invalid');
+    expect(refused.body.detail).toMatchObject({ addon_ids: [photos!.id] });
+
+    const repriced = await book(5, 1, { addons: [addons[0]] });
+    expect(repriced.status).toBe(201);
+    const row = await t.deps.db.booking.findUniqueOrThrow({
+      where: { id: repriced.body.booking_id },
+      include: { addons: true },
+    });
+    expect(row.addons).toEqual([expect.objectContaining({ addonId: dryBag!.id, unitPriceCents: 999 })]);
+    expect(row.addonsTotalCents).toBe(999);
+  });
+});
