@@ -17,7 +17,11 @@ describe('a booking priced from kept terms', () => {
   afterAll(() => t.close());
 
   /** Books `guests` on the kayak's slot `index` (a fresh hold of `seats`), as `email`. */
-  async function book(index: number, guests: number, options: { seats?: number; email?: string; addons?: object[] } = {}) {
+  async function book(
+    index: number,
+    guests: number,
+    options: { seats?: number; email?: string; addons?: object[] } = {},
+  ) {
     const { experience } = kayak(demo);
     const slot = experience.slots[index]!;
     const ip = clientIp();
@@ -116,7 +120,10 @@ describe('a booking priced from kept terms', () => {
   it('when an addon is retired or repriced after the terms were kept, then the booking follows the addon as it is now', async () => {
     const { experience } = kayak(demo);
     const [dryBag, photos] = experience.addons;
-    const addons = [{ addon_id: dryBag!.id, qty: 1 }, { addon_id: photos!.id, qty: 1 }];
+    const addons = [
+      { addon_id: dryBag!.id, qty: 1 },
+      { addon_id: photos!.id, qty: 1 },
+    ];
     expect((await book(5, 1, { addons })).status).toBe(201);
     expect(kept(5, [dryBag!.id, photos!.id])).toBeDefined();
     await t.deps.db.addon.update({ where: { id: dryBag!.id }, data: { priceCents: 999 } });
@@ -127,7 +134,7 @@ describe('a booking priced from kept terms', () => {
     expect(refused.body.error).toBe('addon_invalid');
     expect(refused.body.detail).toMatchObject({ addon_ids: [photos!.id] });
 
-    const repriced = await book(5, 1, { addons: [addons[0]] });
+    const repriced = await book(5, 1, { addons: addons.slice(0, 1) });
     expect(repriced.status).toBe(201);
     const row = await t.deps.db.booking.findUniqueOrThrow({
       where: { id: repriced.body.booking_id },

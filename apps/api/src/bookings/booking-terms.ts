@@ -82,7 +82,12 @@ export class BookingTermsCache {
     for (const id of addonIds) {
       const addon = this.addons.get(id);
       if (!addon || addon.tenantId !== slot.tenantId) return undefined;
-      addons.push({ id: addon.id, experienceId: addon.experienceId, active: addon.active, priceCents: addon.priceCents });
+      addons.push({
+        id: addon.id,
+        experienceId: addon.experienceId,
+        active: addon.active,
+        priceCents: addon.priceCents,
+      });
     }
     const { experienceId: _, ...terms } = slot;
     return { ...terms, addons };

@@ -183,7 +183,8 @@ export async function insertBooking(
   const found = verdict.existing_customer;
   const again =
     found && !verdict.booked && !verdict.stale_terms
-      ? await runInsert(pool, { ...prepared, customer: found }, booking, request) : verdict;
+      ? await runInsert(pool, { ...prepared, customer: found }, booking, request)
+      : verdict;
   if (again.booked) return { kind: 'booked', customerId: again.customerId };
   return again.stale_terms ? { kind: 'stale_terms' } : { kind: 'undecided' };
 }
