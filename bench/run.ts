@@ -1,11 +1,13 @@
 /**
  * `pnpm bench`: every scenario of issue 12 with its ceilings, in one run, on loopback.
  *
- * Ceilings (run once, from this checkout): the baseline (Express 5 + one Redis GET), the bare
- * hold ceiling, the bare booking ceiling on raw pg, BullMQ no-op jobs and BullMQ + one POST per
- * job. Apps (run for this checkout, and for BENCH_BEFORE_ROOT's when set, from its own root with
- * its own databases and queue prefix): holds, bookings and the dispatcher burst through the real
- * processes, and their scaling over two pinned processes, directly and behind HAProxy. Prints the table and writes
+ * Ceilings (from this checkout): the baseline (Express 5 + one Redis GET), the bare hold
+ * ceiling, the bare booking ceiling on raw pg, BullMQ no-op jobs and BullMQ + one POST per job.
+ * Apps (run for this checkout, and for BENCH_BEFORE_ROOT's when set, from its own root with its
+ * own databases and queue prefix): holds, bookings and the dispatcher burst through the real
+ * processes, and their scaling over two pinned processes, directly and behind HAProxy. A row
+ * whose ratio is to the baseline or to the booking ceiling is measured in rounds alternating
+ * with that ceiling's, for each checkout; the BullMQ ceilings run once. Prints the table and writes
  * bench/results/latest.json. Everything shares one machine, so only ratios taken in one run mean
  * anything; docs/testing.md describes each scenario.
  */
@@ -15,11 +17,11 @@ import { prepareCatalogue } from './lib/catalogue';
 import { CAN_PIN, runBench, stopAll, stopChild } from './lib/children';
 import { benchDatabase, checkouts, type Checkout } from './lib/checkout';
 import { databaseUrl, REDIS_URL } from './lib/env';
-import { CONNECTIONS, DURATION_SECONDS, WARMUP_SECONDS } from './lib/load';
+import { CONNECTIONS, DURATION_SECONDS, PAIR_ROUNDS, WARMUP_SECONDS } from './lib/load';
 import { prepareOutbox, WEBHOOK_CONCURRENCY } from './lib/outbox';
 import { startReceiver, type Receiver } from './lib/receiver';
 import { printTable, writeJson, type Row } from './lib/report';
-import { apiBookings, bookingCeilings } from './scenarios/bookings';
+import { apiBookings } from './scenarios/bookings';
 import { apiHolds, holdCeilings } from './scenarios/holds';
 import { apiLoadBalancer } from './scenarios/load-balancer';
 import { apiScale, dispatcherScale, SCALE_NOTE } from './scenarios/scale';
@@ -47,20 +49,18 @@ async function attempt(scenario: string, run: () => Promise<Row[]>): Promise<Row
 }
 
 /** Holds, bookings and the API's scaling for one checkout; the booking ceiling runs in this checkout's database. */
-async function apiRuns(checkout: Checkout, rows: AppRows): Promise<Row[]> {
+async function apiRuns(checkout: Checkout, rows: AppRows): Promise<void> {
   const url = databaseUrl(benchDatabase(checkout, 'booking_bench'));
   process.stderr.write(`\n[${checkout.label}] ${checkout.root}, database ${url}\n`);
   const target = await prepareCatalogue(checkout, url);
-  let ceilings: Row[] = [];
   try {
     const api = await startApi(checkout, url);
     try {
       rows.holds.push(...(await attempt(`holds (${checkout.label})`, () => apiHolds(api, target))));
-      rows.bookings.push(...(await attempt(`bookings (${checkout.label})`, () => apiBookings(api, target))));
+      rows.bookings.push(...(await attempt(`bookings (${checkout.label})`, () => apiBookings(api, target, url))));
     } finally {
       await stopChild(api.child);
     }
-    if (checkout.label === 'after') ceilings = await attempt('booking ceiling', () => bookingCeilings(target, url));
     rows.scale.push(...(await attempt(`API scale (${checkout.label})`, () => apiScale(checkout, url, target))));
     rows.scale.push(
       ...(await attempt(`load balancer (${checkout.label})`, () => apiLoadBalancer(checkout, url, target))),
@@ -68,7 +68,6 @@ async function apiRuns(checkout: Checkout, rows: AppRows): Promise<Row[]> {
   } finally {
     await target.close();
   }
-  return ceilings;
 }
 
 async function dispatcherRuns(checkout: Checkout, receiver: Receiver, rows: AppRows): Promise<void> {
@@ -112,11 +111,7 @@ async function main(): Promise<void> {
       list.map((c) => [c.label, { holds: [], bookings: [], dispatcher: [], scale: [] } as AppRows]),
     );
     const holdCeilingRows = await attempt('hold ceilings', holdCeilings);
-    let bookingCeilingRows: Row[] = [];
-    for (const checkout of list) {
-      const ceilings = await apiRuns(checkout, byCheckout.get(checkout.label)!);
-      if (ceilings.length) bookingCeilingRows = ceilings;
-    }
+    for (const checkout of list) await apiRuns(checkout, byCheckout.get(checkout.label)!);
     const webhookCeilingRows = await attempt('webhook ceilings', () => webhookCeilings(receiver));
     for (const checkout of list) await dispatcherRuns(checkout, receiver, byCheckout.get(checkout.label)!);
 
@@ -125,7 +120,6 @@ async function main(): Promise<void> {
     const rows = [
       ...holdCeilingRows,
       ...merge(after.holds, before?.holds),
-      ...bookingCeilingRows,
       ...merge(after.bookings, before?.bookings),
       ...webhookCeilingRows,
       ...merge(after.dispatcher, before?.dispatcher),
@@ -135,11 +129,12 @@ async function main(): Promise<void> {
     console.log('');
     printTable(rows, [
       `Loopback, one run, ${seconds} s. HTTP: ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s, bookings 200 warm-up + 2000; WEBHOOK_CONCURRENCY ${WEBHOOK_CONCURRENCY}.`,
+      `Paired rows (a row against the baseline or a booking ceiling, and that ceiling's row): one warm-up each, then ${PAIR_ROUNDS} alternating rounds of each, each round 1/${PAIR_ROUNDS} of the measured time or amount.`,
       'PostgreSQL, Redis, the load generator and every app share this machine: compare ratios within this run only.',
       SCALE_NOTE,
       ...(before
         ? [
-            "before = the same scenario on BENCH_BEFORE_ROOT's apps; ratios of its rows are against this run's ceilings.",
+            "before = the same scenario on BENCH_BEFORE_ROOT's apps; its hold and booking ratios are against its own paired ceiling rounds, the others against this run's ceilings.",
           ]
         : []),
     ]);

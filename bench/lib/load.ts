@@ -37,12 +37,16 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-/**
- * One autocannon run (per URL, all at once). Requests per second are completed responses over
- * the time from start to the last response (autocannon's own duration rounds up to its next
- * one-second tick, which distorts short fixed-amount runs); p50/p99 from every response, unrounded.
- */
-export async function cannon(run: Run): Promise<Measured> {
+/** What one autocannon run saw, before figures are taken from it: rounds of a paired run are merged. */
+interface Sample {
+  latencies: number[];
+  /** From the start to the last response. */
+  seconds: number;
+  results: autocannon.Result[];
+}
+
+/** One autocannon run (per URL, all at once). */
+async function sample(run: Run): Promise<Sample> {
   const latencies: number[] = [];
   const started = performance.now();
   let last = started;
@@ -73,15 +77,25 @@ export async function cannon(run: Run): Promise<Measured> {
   } finally {
     clearTimeout(guard);
   }
+  return { latencies, seconds: (last - started) / 1000, results };
+}
 
-  latencies.sort((x, y) => x - y);
+/**
+ * The figures of one sample, or of several as one run. Requests per second are completed
+ * responses over the time from start to the last response (autocannon's own duration rounds up
+ * to its next one-second tick, which distorts short fixed-amount runs); p50/p99 from every
+ * response, unrounded.
+ */
+function summarise(samples: Sample[]): Measured {
+  const latencies = samples.flatMap((s) => s.latencies).sort((x, y) => x - y);
+  const results = samples.flatMap((s) => s.results);
   const statuses: Record<string, number> = {};
   for (const result of results)
     for (const [code, stat] of Object.entries(result.statusCodeStats ?? {}))
       statuses[code] = (statuses[code] ?? 0) + (stat as { count: number }).count;
   return {
     requests: latencies.length,
-    rps: latencies.length / ((last - started) / 1000),
+    rps: latencies.length / samples.reduce((sum, s) => sum + s.seconds, 0),
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
@@ -90,20 +104,64 @@ export async function cannon(run: Run): Promise<Measured> {
   };
 }
 
+/** One autocannon run's figures. */
+export async function cannon(run: Run): Promise<Measured> {
+  return summarise([await sample(run)]);
+}
+
+const warmupOf = (run: Run): Run => ({ ...run, amount: undefined, duration: WARMUP_SECONDS });
+
+const outcome = (m: Measured) =>
+  `${m.rps.toFixed(0)} req/s${m.non2xx ? `, non-2xx ${JSON.stringify(m.statuses)}` : ''}`;
+
 /** A warm-up of WARMUP_SECONDS (discarded), then the measured run. */
-export async function measure(
-  label: string,
-  run: Run,
-  warmup: Run = { ...run, amount: undefined, duration: WARMUP_SECONDS },
-) {
+export async function measure(label: string, run: Run, warmup: Run = warmupOf(run)) {
   process.stderr.write(`${label}: warming up... `);
   await cannon(warmup);
   process.stderr.write('measuring... ');
   const measured = await cannon(run);
-  process.stderr.write(
-    `${measured.rps.toFixed(0)} req/s${measured.non2xx ? `, non-2xx ${JSON.stringify(measured.statuses)}` : ''}\n`,
-  );
+  process.stderr.write(`${outcome(measured)}\n`);
   return measured;
+}
+
+/** Rounds of each side of a paired measurement. */
+export const PAIR_ROUNDS = 3;
+
+/** One side of a paired measurement: its run, and its warm-up (default WARMUP_SECONDS of the run). */
+interface Side {
+  label: string;
+  run: Run;
+  warmup?: Run;
+}
+
+/** Round `round` of a paired run: its share of the run's amount, or of its duration. */
+function slice(run: Run, round: number): Run {
+  if (run.amount) {
+    // Shares that add up to the amount (2,000 in 3 rounds: 666, 667, 667).
+    const upTo = (r: number) => Math.floor((run.amount! * r) / PAIR_ROUNDS);
+    return { ...run, amount: upTo(round + 1) - upTo(round) };
+  }
+  return { ...run, duration: (run.duration ?? DURATION_SECONDS) / PAIR_ROUNDS };
+}
+
+/**
+ * Two runs measured side by side, for a ratio of one to the other: this machine's throughput
+ * drifts over minutes, so runs measured minutes apart compare badly. One warm-up each, then
+ * PAIR_ROUNDS rounds of A then B, each round a slice of the run (its amount or duration divided
+ * by the rounds), so a side measures as much as alone. Each side's figures merge its rounds:
+ * its requests over the time of its rounds, p50/p99 over all its responses.
+ */
+export async function measurePair(a: Side, b: Side): Promise<[Measured, Measured]> {
+  const sides = [a, b];
+  process.stderr.write(`${a.label} | ${b.label}: warming up... `);
+  for (const side of sides) await cannon(side.warmup ?? warmupOf(side.run));
+  process.stderr.write(`measuring ${PAIR_ROUNDS} rounds... `);
+  const samples: Sample[][] = sides.map(() => []);
+  for (let round = 0; round < PAIR_ROUNDS; round += 1)
+    for (const [i, side] of sides.entries()) samples[i]!.push(await sample(slice(side.run, round)));
+  const [ma, mb] = samples.map(summarise) as [Measured, Measured];
+  process.stderr.write(`${outcome(ma)} | ${outcome(mb)}\n`);
+  return [ma, mb];
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' };

@@ -31,7 +31,8 @@ export interface Row extends Figures {
 function ratioOf(row: Row, rows: Row[], side: 'after' | 'before'): number {
   const base = rows.find((r) => r.name === row.against);
   const mine = side === 'after' ? row.value : row.before?.value;
-  // A ceiling ran once: both sides compare with it. Rows of apps compare side with side.
+  // A ceiling that ran once serves both sides. Rows of apps, and the ceiling rows measured in
+  // rounds with them, carry the before side's own figures: each side compares with its own.
   const theirs = side === 'before' && base?.before ? base.before.value : base?.value;
   return mine === undefined || theirs === undefined ? NaN : mine / theirs;
 }

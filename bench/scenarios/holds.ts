@@ -4,7 +4,7 @@ import type { Target } from '../lib/catalogue';
 import { rssMb, spawnNode, stopChild, untilReady } from '../lib/children';
 import { freePort } from '@booking/test-kit';
 import { ROOT } from '../lib/env';
-import { figures, measure } from '../lib/load';
+import { figures, measure, measurePair, type Measured, type Run } from '../lib/load';
 import type { Row } from '../lib/report';
 
 export const MANY_SLOTS = 200;
@@ -18,13 +18,15 @@ const PILE_TIME_LIMIT_MS = 90_000;
 const COST_REQUESTS = 1_000;
 const COST_CONNECTIONS = 10;
 
-const BASELINE = 'baseline: Express 5 + one Redis GET';
 const HOLD_CEILING = `hold ceiling: Express + rate limit + SET NX + O(1) script, ${MANY_SLOTS} slots`;
 const HOLD_CEILING_HOT = `hold ceiling, 1 hot slot after ${HOT_PILE} live holds`;
 const API_HOLDS = `hold via API, ${MANY_SLOTS} slots round robin`;
 const API_HOLDS_HOT = `hold via API, 1 hot slot after ${HOT_PILE} live holds (TTL 600 s)`;
 const API_HOLD_EMPTY = 'hold via API, cost on a slot with 0 live holds';
 const API_HOLD_DEEP = `hold via API, cost on a slot with ${DEEP_PILE} live holds`;
+
+/** The baseline row measured in rounds with `name`'s run: the row that `name`'s ratio is taken against. */
+const pairedBaseline = (name: string) => `baseline (paired with ${name})`;
 
 /** Starts a ceiling server (a bench/ceilings script) and waits for `readyPath`. */
 export async function startCeiling(name: string, script: string, env: Record<string, string>, readyPath: string) {
@@ -35,26 +37,54 @@ export async function startCeiling(name: string, script: string, env: Record<str
   return { url, child };
 }
 
-/** The baseline and the bare hold ceiling (on 200 slots, and on a hot slot with a pile). */
-export async function holdCeilings(): Promise<Row[]> {
-  const rows: Row[] = [];
+/** Runs `body` with the baseline server (Express 5 + one Redis GET) up, given its URL. */
+async function withBaseline<T>(body: (url: string) => Promise<T>): Promise<T> {
   const baseline = await startCeiling('baseline', 'bench/ceilings/baseline-server.ts', {}, '/');
-  const m = await measure(BASELINE, { urls: [baseline.url], requests: [{ method: 'GET', path: '/' }] });
-  rows.push({ name: BASELINE, unit: 'rps', ...figures(m) });
-  await stopChild(baseline.child);
+  try {
+    return await body(baseline.url);
+  } finally {
+    await stopChild(baseline.child);
+  }
+}
 
+/**
+ * `name`'s run measured in rounds alternating with the baseline's: `name`'s figures, and the
+ * baseline row to take its ratio against.
+ */
+async function besideBaseline(baselineUrl: string, name: string, run: Run): Promise<[Row, Measured]> {
+  const [baseline, measured] = await measurePair(
+    { label: pairedBaseline(name), run: { urls: [baselineUrl], requests: [{ method: 'GET', path: '/' }] } },
+    { label: name, run },
+  );
+  return [{ name: pairedBaseline(name), unit: 'rps', ...figures(baseline) }, measured];
+}
+
+/** The bare hold ceiling (on 200 slots, and on a hot slot with a pile), each beside the baseline. */
+export async function holdCeilings(): Promise<Row[]> {
   const ceiling = await startCeiling('hold ceiling', 'bench/ceilings/hold-server.ts', {}, '/healthz');
-  const experienceId = randomUUID();
-  const slots = Array.from({ length: MANY_SLOTS }, () => randomUUID());
-  const many = await measure(HOLD_CEILING, { urls: [ceiling.url], requests: holdRequests(experienceId, slots) });
-  rows.push({ name: HOLD_CEILING, unit: 'rps', against: BASELINE, ...figures(many) });
+  try {
+    return await withBaseline(async (baselineUrl) => {
+      const experienceId = randomUUID();
+      const slots = Array.from({ length: MANY_SLOTS }, () => randomUUID());
+      const run = (slotIds: string[]) => ({ urls: [ceiling.url], requests: holdRequests(experienceId, slotIds) });
+      const [baseline, many] = await besideBaseline(baselineUrl, HOLD_CEILING, run(slots));
+      const rows: Row[] = [baseline, { name: HOLD_CEILING, unit: 'rps', against: baseline.name, ...figures(many) }];
 
-  const hot = randomUUID();
-  const piled = await pileUpHolds(ceiling.url, experienceId, hot, HOT_PILE, PILE_TIME_LIMIT_MS);
-  const m2 = await measure(HOLD_CEILING_HOT, { urls: [ceiling.url], requests: holdRequests(experienceId, [hot]) });
-  rows.push({ name: HOLD_CEILING_HOT, unit: 'rps', against: BASELINE, ...figures(m2), ...pileNote(piled, HOT_PILE) });
-  await stopChild(ceiling.child);
-  return rows;
+      const hot = randomUUID();
+      const piled = await pileUpHolds(ceiling.url, experienceId, hot, HOT_PILE, PILE_TIME_LIMIT_MS);
+      const [hotBaseline, m] = await besideBaseline(baselineUrl, HOLD_CEILING_HOT, run([hot]));
+      rows.push(hotBaseline, {
+        name: HOLD_CEILING_HOT,
+        unit: 'rps',
+        against: hotBaseline.name,
+        ...figures(m),
+        ...pileNote(piled, HOT_PILE),
+      });
+      return rows;
+    });
+  } finally {
+    await stopChild(ceiling.child);
+  }
 }
 
 function pileNote(piled: number, wanted: number): { note?: string } {
@@ -62,32 +92,57 @@ function pileNote(piled: number, wanted: number): { note?: string } {
 }
 
 /**
- * Holds through one API process of a checkout: 200 slots; one hot slot after 10,000 live
- * holds; and one hold's cost on an empty slot and on one with 50,000 live holds (1,000 holds
- * each at 10 connections, so each run adds few to its pile).
+ * Holds through one API process of a checkout: 200 slots and one hot slot after 10,000 live
+ * holds, each beside the baseline; then one hold's cost on an empty slot and on one with 50,000
+ * live holds.
  */
 export async function apiHolds(api: Api, target: Target): Promise<Row[]> {
-  const rss = () => ({ rssMb: { api: rssMb(api.child) } });
-  const rows: Row[] = [];
-  const slots = await target.makeSlots(MANY_SLOTS);
-  const many = await measure(API_HOLDS, { urls: [api.url], requests: holdRequests(target.experienceId, slots) });
-  rows.push({ name: API_HOLDS, unit: 'rps', against: BASELINE, goal: { minRatio: 0.45 }, ...figures(many), ...rss() });
+  const rows = await withBaseline((baselineUrl) => apiHoldsBesideBaseline(api, target, baselineUrl));
+  rows.push(...(await apiHoldCost(api, target)));
+  return rows;
+}
 
-  const [hot, empty, deep, warm] = await target.makeSlots(4);
+const apiRss = (api: Api) => ({ rssMb: { api: rssMb(api.child) } });
+
+/** The API's holds whose ratios are taken against the baseline, each measured beside it. */
+async function apiHoldsBesideBaseline(api: Api, target: Target, baselineUrl: string): Promise<Row[]> {
+  const run = (slots: string[]) => ({ urls: [api.url], requests: holdRequests(target.experienceId, slots) });
+  const [baseline, many] = await besideBaseline(baselineUrl, API_HOLDS, run(await target.makeSlots(MANY_SLOTS)));
+  const rows: Row[] = [
+    baseline,
+    {
+      name: API_HOLDS,
+      unit: 'rps',
+      against: baseline.name,
+      goal: { minRatio: 0.45 },
+      ...figures(many),
+      ...apiRss(api),
+    },
+  ];
+
+  const [hot] = await target.makeSlots(1);
   process.stderr.write(`${API_HOLDS_HOT}: piling up... `);
   const piledHot = await pileUpHolds(api.url, target.experienceId, hot!, HOT_PILE, PILE_TIME_LIMIT_MS);
   process.stderr.write(`${piledHot}\n`);
-  const m = await measure(API_HOLDS_HOT, { urls: [api.url], requests: holdRequests(target.experienceId, [hot!]) });
-  rows.push({
+  const [hotBaseline, m] = await besideBaseline(baselineUrl, API_HOLDS_HOT, run([hot!]));
+  rows.push(hotBaseline, {
     name: API_HOLDS_HOT,
     unit: 'rps',
-    against: BASELINE,
+    against: hotBaseline.name,
     goal: { minRatio: 0.35 },
     ...figures(m),
     ...pileNote(piledHot, HOT_PILE),
-    ...rss(),
+    ...apiRss(api),
   });
+  return rows;
+}
 
+/**
+ * One hold's cost on an empty slot and on one with 50,000 live holds (1,000 holds each at 10
+ * connections, so each run adds few to its pile).
+ */
+async function apiHoldCost(api: Api, target: Target): Promise<Row[]> {
+  const [empty, deep, warm] = await target.makeSlots(3);
   process.stderr.write(`${API_HOLD_DEEP}: piling up... `);
   const pileStarted = Date.now();
   const piledDeep = await pileUpHolds(api.url, target.experienceId, deep!, DEEP_PILE, PILE_TIME_LIMIT_MS);
@@ -100,8 +155,9 @@ export async function apiHolds(api: Api, target: Target): Promise<Row[]> {
   });
   // The warm-up goes to a slot of its own, so the empty slot is empty when measured.
   const warmup = { ...cost(warm!), amount: 300 };
+  const rows: Row[] = [];
   const onEmpty = await measure(API_HOLD_EMPTY, cost(empty!), warmup);
-  rows.push({ name: API_HOLD_EMPTY, unit: 'rps', ...figures(onEmpty), ...rss() });
+  rows.push({ name: API_HOLD_EMPTY, unit: 'rps', ...figures(onEmpty), ...apiRss(api) });
   const onDeep = await measure(API_HOLD_DEEP, cost(deep!), warmup);
   rows.push({
     name: API_HOLD_DEEP,
@@ -110,7 +166,7 @@ export async function apiHolds(api: Api, target: Target): Promise<Row[]> {
     goal: { minRatio: 0.9 },
     ...figures(onDeep),
     ...pileNote(piledDeep, DEEP_PILE),
-    ...rss(),
+    ...apiRss(api),
   });
   return rows;
 }
