@@ -34,6 +34,7 @@ describe('a booking priced from kept terms', () => {
         ...body,
         customer: { ...body.customer, ...(options.email ? { email: options.email } : {}) },
         ...(options.addons ? { addons: options.addons } : {}),
+        ...options.extra,
       });
   }
 
@@ -114,7 +115,51 @@ describe('a booking priced from kept terms', () => {
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_guest_count');
     expect(res.body.detail).toEqual({ min_party_size: 1, max_party_size: 4, seats_held: 6 });
+    // Refused as a fresh read refuses it, before what the rest of the request gets wrong.
+    const withPasses = await book(4, 6, { extra: { guest_passes: 1 } });
+    expect(withPasses.status).toBe(400);
+    expect(withPasses.body.error).toBe('invalid_guest_count');
     await t.deps.db.experience.update({ where: { id: experience.id }, data: { maxPartySize: 12 } });
+  });
+
+  it('when the price changes before every statement, then the booking is refused 503 with nothing written, and its hold still books', async () => {
+    const { experience } = kayak(demo);
+    const slot = experience.slots[2]!;
+    expect((await book(2, 1)).status).toBe(201);
+    const ip = clientIp();
+    const holdId = await placeHold(t, ip, experience, slot.id, 1);
+    const body = bookingBody(demo, experience, slot.id, holdId, 1);
+    const send = () => request(t.app).post('/api/bookings').set('X-Forwarded-For', ip).send(body);
+    // A bulk repricing that commits between every read and the statement after it.
+    const query = t.deps.pool.query.bind(t.deps.pool);
+    let repriced = 0;
+    const spy = jest.spyOn(t.deps.pool, 'query').mockImplementation((async (config: unknown, ...rest: unknown[]) => {
+      if ((config as { name?: string })?.name === 'insert-booking') {
+        repriced += 1;
+        await t.deps.db.experience.update({
+          where: { id: experience.id },
+          data: { basePriceCents: { increment: 100 } },
+        });
+      }
+      return (query as (...args: unknown[]) => unknown)(config, ...rest);
+    }) as typeof t.deps.pool.query);
+    let refused;
+    try {
+      refused = await send();
+    } finally {
+      spy.mockRestore();
+    }
+
+    expect(refused.status).toBe(503);
+    expect(refused.body.error).toBe('service_unavailable');
+    expect(repriced).toBe(3);
+    expect(await t.deps.db.booking.count({ where: { holdId } })).toBe(0);
+    // The peak slot has a price of its own: repriced too, the booking takes the new one.
+    await t.deps.db.slot.update({ where: { id: slot.id }, data: { priceCents: { increment: 100 } } });
+    const { priceCents } = await t.deps.db.slot.findUniqueOrThrow({ where: { id: slot.id } });
+    const booked = await send();
+    expect(booked.status).toBe(201);
+    expect(booked.body.total_cents).toBe(priceCents);
   });
 
   it('when an addon is retired or repriced after the terms were kept, then the booking follows the addon as it is now', async () => {

@@ -65,10 +65,10 @@ type AddonTerms = FoundAddon & { tenantId: string };
 /**
  * The terms of recently booked slots, kept in this process so that a plain booking needs no
  * read before its one statement. A kept entry may be stale (an operator changed a price on
- * another replica): the booking statement compares every term it used with the rows under the
- * slot's lock and writes nothing if one changed (see insert-booking), and a refusal made from kept
- * terms is made again from a fresh read; so staleness costs a round trip, never a wrong price
- * or a wrong refusal.
+ * another replica): the booking statement compares every term it used with the rows as it reads
+ * them and writes nothing if one changed (see insert-booking), and a refusal made from kept terms
+ * is made again from a fresh read; so staleness costs a round trip, never a price or a refusal
+ * older than a read made just before the statement would give.
  */
 export class BookingTermsCache {
   private readonly slots = new LRUCache<string, SlotTerms>({ max: MAX_ENTRIES, ttl: TERMS_TTL_MS });

@@ -21,8 +21,10 @@ import type { PreparedBooking } from './prepare-booking';
  * - `slot` locks the slot FOR NO KEY UPDATE (the lock every change of booked seats takes) and
  *   reads its latest seats_booked: a row locked after a wait is re-read at its newest version.
  * - `current_terms`: the terms the booking was checked and priced from (prepared.terms, which may
- *   be ones this process kept: see booking-terms) are still the experience's, slot's and addons'.
- *   If any changed, nothing is written and the booking is prepared again from a fresh read.
+ *   be ones this process kept: see booking-terms) are still the experience's, slot's and addons'
+ *   as this statement reads them (the slot at its newest version, the others as of the
+ *   statement's start, as a read before it would). If any changed, nothing is written and the
+ *   booking is prepared again from a fresh read.
  * - `verdict`: the hold has no booking yet (a conversion that commits while this one waits is
  *   caught by bookings.hold_id's unique index instead), and booked seats + this booking + the
  *   other live holds fit the capacity. The other holds' seats ($4) were read from Redis before the
@@ -106,7 +108,7 @@ WITH slot AS MATERIALIZED (
                                                       entity_id uuid, schema_version int, sealed_data text, data jsonb,
                                                       traceparent text, tracestate text)
 )
-SELECT verdict.hold_used, verdict.late, NOT verdict.current AS stale_terms, booking.id IS NOT NULL AS booked,
+SELECT verdict.hold_used, verdict.late, verdict.fits, NOT verdict.current AS stale_terms, booking.id IS NOT NULL AS booked,
        (SELECT json_build_object('id', id, 'firstName', first_name, 'lastName', last_name, 'phone', phone)
           FROM existing_customer) AS existing_customer,
        CASE WHEN booking.id IS NOT NULL THEN pg_notify($29::text, '')::text END AS notified
@@ -163,6 +165,7 @@ export type InsertOutcome =
 interface Verdict {
   hold_used: boolean;
   late: boolean;
+  fits: boolean;
   stale_terms: boolean;
   booked: boolean;
   existing_customer: KnownCustomer | null;
@@ -182,7 +185,7 @@ export async function insertBooking(
   const verdict = await runInsert(pool, prepared, booking, request);
   const found = verdict.existing_customer;
   const again =
-    found && !verdict.booked && !verdict.stale_terms
+    found && !verdict.booked && !verdict.stale_terms && verdict.fits
       ? await runInsert(pool, { ...prepared, customer: found }, booking, request)
       : verdict;
   if (again.booked) return { kind: 'booked', customerId: again.customerId };

@@ -68,24 +68,25 @@ export async function prepareBooking(
   }
   if (hold.expiresAt <= now) throw new AppError('hold_expired');
   const others = otherHolds.get(slotId) ?? 0;
-  let checked: Checked;
+  const decide = (terms: BookingTerms, customer: KnownCustomer | null): PreparedBooking => ({
+    ...check(hold, request, terms, customer, others),
+    hold,
+    email,
+    member: presentedMembership(deps.config, hold.tenantId, request),
+  });
   if (kept) {
     try {
       // The customer is not read: the statement looks for it (see insert-booking).
-      checked = check(hold, request, kept, null, others);
+      return decide(kept, null);
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       const again = (await deps.terms.read(deps.pool, ids, email))!;
-      checked = check(hold, request, again.terms, again.customer, others);
+      return decide(again.terms, again.customer);
     }
-  } else {
-    // The hold was placed for this experience and slot, which therefore exist.
-    checked = check(hold, request, read!.terms, read!.customer, others);
   }
-  return { ...checked, hold, email, member: presentedMembership(deps.config, hold.tenantId, request) };
+  // The hold was placed for this experience and slot, which therefore exist.
+  return decide(read!.terms, read!.customer);
 }
-
-type Checked = Omit<PreparedBooking, 'hold' | 'member' | 'email'>;
 
 /** Checks the request against `terms` and prices it. */
 function check(
@@ -94,7 +95,7 @@ function check(
   terms: BookingTerms,
   customer: KnownCustomer | null,
   otherHoldSeats: number,
-): Checked {
+): Omit<PreparedBooking, 'hold' | 'member' | 'email'> {
   const requestedAddons = request.addons ?? [];
   if (terms.venueId !== request.venue_id) {
     throw new AppError('experience_slot_mismatch', 'venue_id is not the venue of the experience');
