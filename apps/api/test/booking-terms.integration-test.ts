@@ -16,11 +16,11 @@ describe('a booking priced from kept terms', () => {
   });
   afterAll(() => t.close());
 
-  /** Books `guests` on the kayak's slot `index` (a fresh hold of `seats`), as `email`. */
+  /** Books `guests` on the kayak's slot `index` (a fresh hold of `seats`), as `email`, with `extra` fields in the body. */
   async function book(
     index: number,
     guests: number,
-    options: { seats?: number; email?: string; addons?: object[] } = {},
+    options: { seats?: number; email?: string; addons?: object[]; extra?: object } = {},
   ) {
     const { experience } = kayak(demo);
     const slot = experience.slots[index]!;
