@@ -103,33 +103,54 @@ describe('a booking priced from kept terms', () => {
     expect((await book(3, 13)).status).toBe(201);
   });
 
+  /** Keeps slot `index`'s terms with a largest party of 12, then lowers it to 4 in PostgreSQL only. */
+  async function keptWithTwelveThenFour(index: number) {
+    const { experience } = kayak(demo);
+    await t.deps.db.experience.update({ where: { id: experience.id }, data: { maxPartySize: 12 } });
+    expect((await book(index, 1)).status).toBe(201);
+    expect(kept(index)).toMatchObject({ maxPartySize: 12 });
+    await t.deps.db.experience.update({ where: { id: experience.id }, data: { maxPartySize: 4 } });
+  }
+
   it('when the largest party is lowered after the terms were kept, then a party past the new bound is refused with it', async () => {
     const { experience } = kayak(demo);
-    await t.deps.db.experience.update({ where: { id: experience.id }, data: { maxPartySize: 12 } });
-    expect((await book(4, 1)).status).toBe(201);
-    expect(kept(4)).toMatchObject({ maxPartySize: 12 });
-    await t.deps.db.experience.update({ where: { id: experience.id }, data: { maxPartySize: 4 } });
+    try {
+      await keptWithTwelveThenFour(4);
+      const res = await book(4, 6);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_guest_count');
+      expect(res.body.detail).toEqual({ min_party_size: 1, max_party_size: 4, seats_held: 6 });
 
-    const res = await book(4, 6);
-
-    expect(res.status).toBe(400);
-    expect(res.body.error).toBe('invalid_guest_count');
-    expect(res.body.detail).toEqual({ min_party_size: 1, max_party_size: 4, seats_held: 6 });
-    // Refused as a fresh read refuses it, before what the rest of the request gets wrong.
-    const withPasses = await book(4, 6, { extra: { guest_passes: 1 } });
-    expect(withPasses.status).toBe(400);
-    expect(withPasses.body.error).toBe('invalid_guest_count');
-    await t.deps.db.experience.update({ where: { id: experience.id }, data: { maxPartySize: 12 } });
+      // A request also wrong in another way is refused as a fresh read refuses it: for its
+      // party first, never for what the kept terms let through to the next check.
+      await keptWithTwelveThenFour(5);
+      const withPasses = await book(5, 6, { extra: { guest_passes: 1 } });
+      expect(withPasses.status).toBe(400);
+      expect(withPasses.body.error).toBe('invalid_guest_count');
+      expect(withPasses.body.detail).toMatchObject({ max_party_size: 4 });
+    } finally {
+      await t.deps.db.experience.update({ where: { id: experience.id }, data: { maxPartySize: 12 } });
+    }
   });
 
-  it('when the price changes before every statement, then the booking is refused 503 with nothing written, and its hold still books', async () => {
+  it('when the price changes before every statement, then the booking is refused 503 with nothing written, and its retry books at the price of the day', async () => {
     const { experience } = kayak(demo);
     const slot = experience.slots[2]!;
+    await t.deps.db.slot.update({ where: { id: slot.id }, data: { priceCents: null } });
     expect((await book(2, 1)).status).toBe(201);
     const ip = clientIp();
     const holdId = await placeHold(t, ip, experience, slot.id, 1);
     const body = bookingBody(demo, experience, slot.id, holdId, 1);
-    const send = () => request(t.app).post('/api/bookings').set('X-Forwarded-For', ip).send(body);
+    const key = `reprice-${holdId}`;
+    const send = () =>
+      request(t.app).post('/api/bookings').set('X-Forwarded-For', ip).set('Idempotency-Key', key).send(body);
+    const hold = await t.deps.holds.get(holdId);
+    const counts = async () => ({
+      bookings: await t.deps.db.booking.count({ where: { tenantId: demo.tenant.id } }),
+      customers: await t.deps.db.customer.count({ where: { tenantId: demo.tenant.id } }),
+      events: await t.deps.db.event.count({ where: { tenantId: demo.tenant.id } }),
+    });
+    const before = await counts();
     // A bulk repricing that commits between every read and the statement after it.
     const query = t.deps.pool.query.bind(t.deps.pool);
     let repriced = 0;
@@ -153,13 +174,16 @@ describe('a booking priced from kept terms', () => {
     expect(refused.status).toBe(503);
     expect(refused.body.error).toBe('service_unavailable');
     expect(repriced).toBe(3);
-    expect(await t.deps.db.booking.count({ where: { holdId } })).toBe(0);
-    // The peak slot has a price of its own: repriced too, the booking takes the new one.
-    await t.deps.db.slot.update({ where: { id: slot.id }, data: { priceCents: { increment: 100 } } });
-    const { priceCents } = await t.deps.db.slot.findUniqueOrThrow({ where: { id: slot.id } });
+    expect(await counts()).toEqual(before);
+    expect(await t.deps.holds.get(holdId)).toEqual(hold);
+    // The retry with the same key is not answered the 503 again: it books, at today's price.
+    const { basePriceCents } = await t.deps.db.experience.findUniqueOrThrow({ where: { id: experience.id } });
     const booked = await send();
     expect(booked.status).toBe(201);
-    expect(booked.body.total_cents).toBe(priceCents);
+    expect(booked.headers['idempotent-replayed']).toBeUndefined();
+    expect(booked.body.total_cents).toBe(basePriceCents);
+    const row = await t.deps.db.booking.findUniqueOrThrow({ where: { id: booked.body.booking_id } });
+    expect(row.unitPriceCents).toBe(basePriceCents);
   });
 
   it('when an addon is retired or repriced after the terms were kept, then the booking follows the addon as it is now', async () => {

@@ -48,8 +48,8 @@ export async function createBooking(
   }
 }
 
-/** Statements a plain booking sends for terms that keep changing under it before it gives up. */
-const MAX_TERM_READS = 3;
+/** Statements a plain booking sends, each checking its terms, before terms that keep changing make it give up. */
+const MAX_TERM_CHECKS = 3;
 
 async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: string | undefined) {
   let prepared = await prepareBooking(deps, request);
@@ -59,12 +59,12 @@ async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: str
   // insert-booking): a refusal for seats, or a customer that changed under it.
   const plain = !prepared.member && !request.gift_card_code;
   let outcome = plain ? await insertBooking(deps.pool, prepared, booking, request) : null;
-  for (let reads = 1; outcome?.kind === 'stale_terms'; reads += 1) {
+  for (let checks = 1; outcome?.kind === 'stale_terms'; checks += 1) {
     // A price or term changed since it was read or kept: decide and price the booking again.
-    // Never in the transaction, which does not compare terms: a term that changes under every
-    // read (a bulk repricing) ends in a 503 the client retries, its hold untouched.
-    if (reads === MAX_TERM_READS)
-      throw new AppError('service_unavailable', "the experience's prices changed while booking; try again");
+    // Never in the transaction, which does not compare terms: a term that changes before every
+    // statement (a bulk repricing) ends in a 503 the client retries, its hold untouched.
+    if (checks === MAX_TERM_CHECKS)
+      throw new AppError('service_unavailable', "the experience's terms changed while booking; try again");
     prepared = await prepareBooking(deps, request, true);
     booking = newBooking(prepared, request, idempotencyRef);
     outcome = await insertBooking(deps.pool, prepared, booking, request);
