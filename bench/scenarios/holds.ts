@@ -4,7 +4,7 @@ import type { Target } from '../lib/catalogue';
 import { rssMb, spawnNode, stopChild, untilReady } from '../lib/children';
 import { freePort } from '@booking/test-kit';
 import { ROOT } from '../lib/env';
-import { figures, measure, measurePair, type Measured, type Run } from '../lib/load';
+import { figures, measurePair, type Measured, type Run } from '../lib/load';
 import type { Row } from '../lib/report';
 
 export const MANY_SLOTS = 200;
@@ -14,15 +14,17 @@ const HOT_PILE = 10_000;
 const DEEP_PILE = 50_000;
 /** A pile stops here whatever its count; the row then says how many were placed. */
 const PILE_TIME_LIMIT_MS = 90_000;
-/** Holds placed to measure one hold's cost, at a low concurrency, on the empty and on the deep slot. */
-const COST_REQUESTS = 1_000;
+/** Holds placed to measure one hold's cost, at a low concurrency, on fresh slots and on the deep slot. */
+const COST_REQUESTS = 3_000;
+/** Fresh slots the cost on an empty slot is measured on, round robin: each ends with few live holds. */
+const FRESH_SLOTS = 9;
 const COST_CONNECTIONS = 10;
 
 const HOLD_CEILING = `hold ceiling: Express + rate limit + SET NX + O(1) script, ${MANY_SLOTS} slots`;
 const HOLD_CEILING_HOT = `hold ceiling, 1 hot slot after ${HOT_PILE} live holds`;
 const API_HOLDS = `hold via API, ${MANY_SLOTS} slots round robin`;
 const API_HOLDS_HOT = `hold via API, 1 hot slot after ${HOT_PILE} live holds (TTL 600 s)`;
-const API_HOLD_EMPTY = 'hold via API, cost on a slot with 0 live holds';
+const API_HOLD_EMPTY = `hold via API, cost on ${FRESH_SLOTS} fresh slots (0 live holds at first, ${Math.ceil(COST_REQUESTS / FRESH_SLOTS)} at the end)`;
 const API_HOLD_DEEP = `hold via API, cost on a slot with ${DEEP_PILE} live holds`;
 
 /** The baseline row measured in rounds with `name`'s run: the row that `name`'s ratio is taken against. */
@@ -138,35 +140,39 @@ async function apiHoldsBesideBaseline(api: Api, target: Target, baselineUrl: str
 }
 
 /**
- * One hold's cost on an empty slot and on one with 50,000 live holds (1,000 holds each at 10
- * connections, so each run adds few to its pile).
+ * One hold's cost on fresh slots and on one with 50,000 live holds, measured side by side in
+ * rounds (3,000 holds each at 10 connections, so the deep slot's pile barely grows and the
+ * fresh slots end with a few hundred each).
  */
 async function apiHoldCost(api: Api, target: Target): Promise<Row[]> {
-  const [empty, deep, warm] = await target.makeSlots(3);
+  const [deep, warm] = await target.makeSlots(2);
+  const fresh = await target.makeSlots(FRESH_SLOTS);
   process.stderr.write(`${API_HOLD_DEEP}: piling up... `);
   const pileStarted = Date.now();
   const piledDeep = await pileUpHolds(api.url, target.experienceId, deep!, DEEP_PILE, PILE_TIME_LIMIT_MS);
   process.stderr.write(`${piledDeep} in ${((Date.now() - pileStarted) / 1000).toFixed(1)} s\n`);
-  const cost = (slot: string) => ({
+  const cost = (slots: string[]) => ({
     urls: [api.url],
-    requests: holdRequests(target.experienceId, [slot]),
+    requests: holdRequests(target.experienceId, slots),
     amount: COST_REQUESTS,
     connections: COST_CONNECTIONS,
   });
-  // The warm-up goes to a slot of its own, so the empty slot is empty when measured.
-  const warmup = { ...cost(warm!), amount: 300 };
-  const rows: Row[] = [];
-  const onEmpty = await measure(API_HOLD_EMPTY, cost(empty!), warmup);
-  rows.push({ name: API_HOLD_EMPTY, unit: 'rps', ...figures(onEmpty), ...apiRss(api) });
-  const onDeep = await measure(API_HOLD_DEEP, cost(deep!), warmup);
-  rows.push({
-    name: API_HOLD_DEEP,
-    unit: 'rps',
-    against: API_HOLD_EMPTY,
-    goal: { minRatio: 0.9 },
-    ...figures(onDeep),
-    ...pileNote(piledDeep, DEEP_PILE),
-    ...apiRss(api),
-  });
-  return rows;
+  // The warm-ups go to a slot of their own, so the fresh slots are empty when measured.
+  const warmup = { ...cost([warm!]), amount: 300 };
+  const [onFresh, onDeep] = await measurePair(
+    { label: API_HOLD_EMPTY, run: cost(fresh), warmup },
+    { label: API_HOLD_DEEP, run: cost([deep!]), warmup },
+  );
+  return [
+    { name: API_HOLD_EMPTY, unit: 'rps', ...figures(onFresh), ...apiRss(api) },
+    {
+      name: API_HOLD_DEEP,
+      unit: 'rps',
+      against: API_HOLD_EMPTY,
+      goal: { minRatio: 0.9 },
+      ...figures(onDeep),
+      ...pileNote(piledDeep, DEEP_PILE),
+      ...apiRss(api),
+    },
+  ];
 }

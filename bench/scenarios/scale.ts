@@ -2,7 +2,7 @@ import { holdRequests, startApi, type Api } from '../lib/api';
 import type { Target } from '../lib/catalogue';
 import { CAN_PIN, rssMb, stopChild, type Child } from '../lib/children';
 import type { Checkout } from '../lib/checkout';
-import { measure } from '../lib/load';
+import { measurePair } from '../lib/load';
 import { startDispatcher, type Outbox } from '../lib/outbox';
 import type { Receiver } from '../lib/receiver';
 import type { Row } from '../lib/report';
@@ -19,18 +19,17 @@ export const SCALE_NOTE = CAN_PIN
   ? 'Scale runs pin each app process to its own core with taskset; PostgreSQL, Redis, the load generator and the receiver (this process) are not pinned and share both cores with them.'
   : 'taskset is not available: the scale runs are not pinned.';
 
-/** Holds over 200 slots through 1 API process on core 0, then through 2 on cores 0 and 1 (load split evenly). */
+/** Holds over 200 slots through 1 API process on core 0, and through 2 on cores 0 and 1 (load split evenly), in rounds. */
 export async function apiScale(checkout: Checkout, databaseUrl: string, target: Target): Promise<Row[]> {
   const apis: Api[] = [];
   try {
     const slots = await target.makeSlots(MANY_SLOTS);
-    apis.push(await startApi(checkout, databaseUrl, 0));
-    const one = await measure(API_ONE, { urls: [apis[0]!.url], requests: holdRequests(target.experienceId, slots) });
-    apis.push(await startApi(checkout, databaseUrl, 1));
-    const two = await measure(API_TWO, {
-      urls: apis.map((a) => a.url),
-      requests: holdRequests(target.experienceId, slots),
-    });
+    apis.push(await startApi(checkout, databaseUrl, 0), await startApi(checkout, databaseUrl, 1));
+    // Side by side in rounds, the second API idle in the first's: see measurePair.
+    const [one, two] = await measurePair(
+      { label: API_ONE, run: { urls: [apis[0]!.url], requests: holdRequests(target.experienceId, slots) } },
+      { label: API_TWO, run: { urls: apis.map((a) => a.url), requests: holdRequests(target.experienceId, slots) } },
+    );
     return [
       { name: API_ONE, unit: 'rps', value: one.rps, p50: one.p50, p99: one.p99, rssMb: { api: rssMb(apis[0]!.child) } },
       {
