@@ -41,7 +41,7 @@ export async function bookInTransaction(
 
       // The membership presented pays its visit from its allowance and may discount the total:
       // the customer pays (gift card and card alike) the discounted total.
-      const terms = member ? await lockMemberBookingTerms(tx, hold.tenantId, member, prepared.slot.startsAt) : null;
+      const terms = member ? await lockMemberBookingTerms(tx, hold.tenantId, member, prepared.terms.startsAt) : null;
       memberDiscount = terms ? memberDiscountCents(price.totalCents, terms.discountPercent) : 0;
       booking.totalCents = price.totalCents - memberDiscount;
 

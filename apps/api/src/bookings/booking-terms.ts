@@ -59,8 +59,10 @@ const TERMS_TTL_MS = 30_000;
 /** Slots and addons kept per process; past that the least recently booked are dropped. */
 const MAX_ENTRIES = 10_000;
 
-type SlotTerms = Omit<BookingTerms, 'addons'> & { experienceId: string };
-type AddonTerms = FoundAddon & { tenantId: string };
+/** A slot's entry: its experience, and the terms but for the addons. */
+type SlotEntry = { experienceId: string; terms: Omit<BookingTerms, 'addons'> };
+/** An addon's entry: its tenant, and the addon as a read found it. */
+type AddonEntry = { tenantId: string; addon: FoundAddon };
 
 /**
  * The terms of recently booked slots, kept in this process so that a plain booking needs no
@@ -71,8 +73,8 @@ type AddonTerms = FoundAddon & { tenantId: string };
  * older than a read made just before the statement would give.
  */
 export class BookingTermsCache {
-  private readonly slots = new LRUCache<string, SlotTerms>({ max: MAX_ENTRIES, ttl: TERMS_TTL_MS });
-  private readonly addons = new LRUCache<string, AddonTerms>({ max: MAX_ENTRIES, ttl: TERMS_TTL_MS });
+  private readonly slots = new LRUCache<string, SlotEntry>({ max: MAX_ENTRIES, ttl: TERMS_TTL_MS });
+  private readonly addons = new LRUCache<string, AddonEntry>({ max: MAX_ENTRIES, ttl: TERMS_TTL_MS });
 
   /** The kept terms of this slot of this experience with every addon in `addonIds`, or undefined. */
   get(experienceId: string, slotId: string, addonIds: string[]): BookingTerms | undefined {
@@ -80,17 +82,11 @@ export class BookingTermsCache {
     if (!slot || slot.experienceId !== experienceId) return undefined;
     const addons: FoundAddon[] = [];
     for (const id of addonIds) {
-      const addon = this.addons.get(id);
-      if (!addon || addon.tenantId !== slot.tenantId) return undefined;
-      addons.push({
-        id: addon.id,
-        experienceId: addon.experienceId,
-        active: addon.active,
-        priceCents: addon.priceCents,
-      });
+      const entry = this.addons.get(id);
+      if (!entry || entry.tenantId !== slot.terms.tenantId) return undefined;
+      addons.push(entry.addon);
     }
-    const { experienceId: _, ...terms } = slot;
-    return { ...terms, addons };
+    return { ...slot.terms, addons };
   }
 
   /** Reads the terms (and the customer of `email`) and keeps the terms. */
@@ -107,8 +103,7 @@ export class BookingTermsCache {
     // None when the request names a slot of another experience, or none: the hold check refuses it.
     const row = rows[0];
     if (!row) return undefined;
-    const slot: SlotTerms = {
-      experienceId: ids.experienceId,
+    const terms = {
       tenantId: row.tenant_id,
       venueId: row.venue_id,
       currency: row.currency,
@@ -120,9 +115,8 @@ export class BookingTermsCache {
       endsAt: row.ends_at,
       slotPriceCents: row.price_cents,
     };
-    this.slots.set(ids.slotId, slot);
-    for (const addon of row.addons) this.addons.set(addon.id, { ...addon, tenantId: row.tenant_id });
-    const { experienceId: _, ...terms } = slot;
+    this.slots.set(ids.slotId, { experienceId: ids.experienceId, terms });
+    for (const addon of row.addons) this.addons.set(addon.id, { tenantId: row.tenant_id, addon });
     return { terms: { ...terms, addons: row.addons }, customer: row.customer };
   }
 }

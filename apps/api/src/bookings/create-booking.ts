@@ -84,7 +84,7 @@ async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: str
   return bookingAnswer(deps.config, {
     ...booking,
     ...created,
-    requiresWaiver: prepared.experience.requiresWaiver,
-    slot: prepared.slot,
+    requiresWaiver: prepared.terms.requiresWaiver,
+    slot: prepared.terms,
   });
 }

@@ -9,20 +9,20 @@ import type { PreparedBooking } from './prepare-booking';
  * card or a membership) start from this, so they write the same row.
  */
 export function newBooking(prepared: PreparedBooking, request: BookingRequest, idempotencyRef: string | undefined) {
-  const { hold, experience, price } = prepared;
+  const { hold, terms, price } = prepared;
   return {
     id: randomUUID(),
     tenantId: hold.tenantId,
-    experienceId: experience.id,
-    venueId: experience.venueId,
-    slotId: prepared.slot.id,
+    experienceId: hold.experienceId,
+    venueId: terms.venueId,
+    slotId: hold.slotId,
     holdId: hold.id,
     holdExpiresAt: new Date(hold.expiresAt),
     idempotencyRef,
     status: 'held' as const,
     guestCount: request.guest_count,
     notes: request.notes,
-    currency: experience.currency,
+    currency: terms.currency,
     ...price,
   };
 }

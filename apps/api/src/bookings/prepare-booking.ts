@@ -9,14 +9,8 @@ import { priceAddons, refuseDuplicateAddons } from './resolve-addons';
 
 /** Everything a booking is decided from, read and checked before any lock is taken. */
 export interface PreparedBooking {
+  /** Names the experience and slot (checked to be the request's). */
   hold: Hold;
-  experience: {
-    id: string;
-    venueId: string;
-    currency: string;
-    requiresWaiver: boolean;
-  };
-  slot: { id: string; startsAt: Date; endsAt: Date };
   /** The terms the booking was checked and priced from, which its statement checks are still current. */
   terms: BookingTerms;
   addons: PricedAddon[];
@@ -116,13 +110,6 @@ function check(
     addons,
   });
   return {
-    experience: {
-      id: hold.experienceId,
-      venueId: terms.venueId,
-      currency: terms.currency,
-      requiresWaiver: terms.requiresWaiver,
-    },
-    slot: { id: hold.slotId, startsAt: terms.startsAt, endsAt: terms.endsAt },
     terms,
     addons,
     price,
