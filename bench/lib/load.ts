@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
+import { addCpu, describeCpu, measureCpu, type CpuUse } from './cpu';
 
 /** Connections of every HTTP run, split evenly over the targets. */
 export const CONNECTIONS = 50;
@@ -30,6 +31,8 @@ export interface Measured {
   non2xx: number;
   errors: number;
   statuses: Record<string, number>;
+  /** Where the machine's CPU went during the run (the warm-up left out). */
+  cpu: CpuUse;
 }
 
 export function percentile(sorted: number[], p: number): number {
@@ -43,11 +46,17 @@ interface Sample {
   /** From the start to the last response. */
   seconds: number;
   results: autocannon.Result[];
+  cpu: CpuUse;
 }
 
 /** One autocannon run (per URL, all at once). */
 async function sample(run: Run): Promise<Sample> {
   const latencies: number[] = [];
+  const [{ started, last, results }, cpu] = await measureCpu(() => load(run, latencies));
+  return { latencies, seconds: (last - started) / 1000, results, cpu };
+}
+
+async function load(run: Run, latencies: number[]) {
   const started = performance.now();
   let last = started;
   const connections = Math.max(1, Math.floor((run.connections ?? CONNECTIONS) / run.urls.length));
@@ -77,7 +86,7 @@ async function sample(run: Run): Promise<Sample> {
   } finally {
     clearTimeout(guard);
   }
-  return { latencies, seconds: (last - started) / 1000, results };
+  return { started, last, results };
 }
 
 /**
@@ -101,6 +110,7 @@ function summarise(samples: Sample[]): Measured {
     non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
     errors: results.reduce((sum, r) => sum + r.errors + r.timeouts, 0),
     statuses,
+    cpu: addCpu(samples.map((s) => s.cpu)),
   };
 }
 
@@ -195,6 +205,8 @@ export function figures(m: Measured) {
     value: m.rps,
     p50: m.p50,
     p99: m.p99,
-    ...(m.non2xx ? { note: `non-2xx ${JSON.stringify(m.statuses)}` } : {}),
+    note: [m.non2xx ? `non-2xx ${JSON.stringify(m.statuses)}` : '', describeCpu(m.cpu, m.requests, 'request')]
+      .filter(Boolean)
+      .join('; '),
   };
 }

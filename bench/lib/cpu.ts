@@ -1,0 +1,134 @@
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+
+/**
+ * Where a run's CPU went, from /proc: seconds of CPU by process group, and how busy the machine's
+ * cores were. On this 2-core machine PostgreSQL, Redis, the bench (load generator and receiver)
+ * and the apps share the cores, so a ratio that falls short is read beside these figures.
+ */
+export interface CpuUse {
+  /** CPU seconds (user + system) over the interval, by group. */
+  seconds: Record<string, number>;
+  /** Share of all cores' time that was busy over the interval, 0..1. */
+  busy: number;
+  wallSeconds: number;
+}
+
+const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+interface Snapshot {
+  at: number;
+  ticks: Map<number, { group: string; ticks: number }>;
+  machine: { busy: number; total: number };
+}
+
+/** Groups by process (pid and start time: a pid can be reused). */
+const groups = new Map<string, string>();
+
+/**
+ * The group a process counts in: PostgreSQL and Redis by name, this process as "bench" (the load
+ * generator and the webhook receiver), the apps and ceilings by the script they run
+ * ("api", "dispatcher", "hold-server"...), everything else as "other".
+ */
+function groupOf(pid: number, command: string, startTime: string): string {
+  if (pid === process.pid) return 'bench';
+  if (command === 'postgres') return 'postgres';
+  if (command.startsWith('redis-server')) return 'redis';
+  const key = `${pid}:${startTime}`;
+  let group = groups.get(key);
+  if (group === undefined) {
+    let cmdline = '';
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      // gone
+    }
+    const script = /(?:apps\/(\w+)\/src\/main|bench\/ceilings\/([\w-]+))\.ts/.exec(cmdline);
+    group = script ? (script[1] ?? script[2]!) : 'other';
+    groups.set(key, group);
+  }
+  return group;
+}
+
+function processTicks(): Map<number, { group: string; ticks: number }> {
+  const out = new Map<number, { group: string; ticks: number }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // gone since the listing
+    }
+    // The command is in parentheses and may hold spaces; the fields after it are space separated.
+    const close = stat.lastIndexOf(')');
+    const command = stat.slice(stat.indexOf('(') + 1, close);
+    const pid = Number(entry);
+    const fields = stat.slice(close + 2).split(' ');
+    // utime, stime and starttime are fields 14, 15 and 22 of the line: 12, 13 and 20 after the command.
+    out.set(pid, { group: groupOf(pid, command, fields[19]!), ticks: Number(fields[11]) + Number(fields[12]) });
+  }
+  return out;
+}
+
+function machineTicks(): { busy: number; total: number } {
+  const [, ...values] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+  const n = values.map(Number);
+  const total = n.slice(0, 8).reduce((a, b) => a + b, 0);
+  // idle and iowait are the 4th and 5th.
+  return { busy: total - n[3]! - n[4]!, total };
+}
+
+function cpuSnapshot(): Snapshot {
+  return { at: Date.now(), ticks: processTicks(), machine: machineTicks() };
+}
+
+/**
+ * CPU used between two snapshots, by group. A process is counted only for the ticks it used
+ * between them; one that exited before `to` is not counted at all, so take `to` before stopping
+ * the processes measured.
+ */
+function cpuBetween(from: Snapshot, to: Snapshot): CpuUse {
+  const seconds: Record<string, number> = {};
+  for (const [pid, now] of to.ticks) {
+    const used = (now.ticks - (from.ticks.get(pid)?.ticks ?? 0)) / TICKS_PER_SECOND;
+    if (used > 0) seconds[now.group] = (seconds[now.group] ?? 0) + used;
+  }
+  const machineTotal = to.machine.total - from.machine.total;
+  return {
+    seconds,
+    busy: machineTotal > 0 ? (to.machine.busy - from.machine.busy) / machineTotal : NaN,
+    wallSeconds: (to.at - from.at) / 1000,
+  };
+}
+
+/** Adds up CPU uses (a side's rounds). */
+export function addCpu(uses: CpuUse[]): CpuUse {
+  const seconds: Record<string, number> = {};
+  let busyWeighted = 0;
+  let wall = 0;
+  for (const use of uses) {
+    for (const [name, s] of Object.entries(use.seconds)) seconds[name] = (seconds[name] ?? 0) + s;
+    busyWeighted += use.busy * use.wallSeconds;
+    wall += use.wallSeconds;
+  }
+  return { seconds, busy: wall > 0 ? busyWeighted / wall : NaN, wallSeconds: wall };
+}
+
+/** "cores 97% busy; CPU ms per item: dispatcher 0.90, postgres 0.61, ..." for a row's note. */
+export function describeCpu(use: CpuUse, items: number, unit: string): string {
+  const per = Object.entries(use.seconds)
+    .map(([name, s]) => [name, (s * 1000) / items] as const)
+    .filter(([, ms]) => ms >= 0.005)
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, ms]) => `${name} ${ms.toFixed(2)}`)
+    .join(', ');
+  return `cores ${(use.busy * 100).toFixed(0)}% busy; CPU ms per ${unit}: ${per}`;
+}
+
+/** Runs `work`, and what the machine's CPU went to meanwhile, by group (see groupOf). */
+export async function measureCpu<T>(work: () => Promise<T>): Promise<[T, CpuUse]> {
+  const from = cpuSnapshot();
+  const result = await work();
+  return [result, cpuBetween(from, cpuSnapshot())];
+}
