@@ -6,8 +6,9 @@
  * Apps (run for this checkout, and for BENCH_BEFORE_ROOT's when set, from its own root with its
  * own databases and queue prefix): holds, bookings and the dispatcher burst through the real
  * processes, and their scaling over two pinned processes, directly and behind HAProxy. A row
- * whose ratio is to the baseline or to the booking ceiling is measured in rounds alternating
- * with that ceiling's, for each checkout; the BullMQ ceilings run once. Prints the table and writes
+ * whose ratio is to the baseline, the booking ceiling or the BullMQ + POST ceiling is measured in
+ * rounds alternating with that ceiling's, for each checkout; the hold ceilings and the BullMQ
+ * no-op ceiling run once. Every row notes where the CPU went. Prints the table and writes
  * bench/results/latest.json. Everything shares one machine, so only ratios taken in one run mean
  * anything; docs/testing.md describes each scenario.
  */
@@ -25,7 +26,7 @@ import { apiBookings } from './scenarios/bookings';
 import { apiHolds, holdCeilings } from './scenarios/holds';
 import { apiLoadBalancer } from './scenarios/load-balancer';
 import { apiScale, dispatcherScale, SCALE_NOTE } from './scenarios/scale';
-import { dispatcherBurst, webhookCeilings } from './scenarios/webhooks';
+import { dispatcherBurst, noopCeiling } from './scenarios/webhooks';
 
 interface AppRows {
   holds: Row[];
@@ -112,7 +113,7 @@ async function main(): Promise<void> {
     );
     const holdCeilingRows = await attempt('hold ceilings', holdCeilings);
     for (const checkout of list) await apiRuns(checkout, byCheckout.get(checkout.label)!);
-    const webhookCeilingRows = await attempt('webhook ceilings', () => webhookCeilings(receiver));
+    const webhookCeilingRows = await attempt('BullMQ no-op ceiling', noopCeiling);
     for (const checkout of list) await dispatcherRuns(checkout, receiver, byCheckout.get(checkout.label)!);
 
     const after = byCheckout.get('after')!;
@@ -129,7 +130,8 @@ async function main(): Promise<void> {
     console.log('');
     printTable(rows, [
       `Loopback, one run, ${seconds} s. HTTP: ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s, bookings 200 warm-up + 2000; WEBHOOK_CONCURRENCY ${WEBHOOK_CONCURRENCY}.`,
-      `Paired rows (a row against the baseline or a booking ceiling, and that ceiling's row): one warm-up each, then ${PAIR_ROUNDS} alternating rounds of each, each round 1/${PAIR_ROUNDS} of the measured time or amount.`,
+      `Paired rows (a row against the baseline, a booking ceiling or the BullMQ + POST ceiling, and that ceiling's row; 1 against 2 APIs or dispatchers): one warm-up each, then ${PAIR_ROUNDS} alternating rounds of each (HTTP rounds 1/${PAIR_ROUNDS} of the measured time or amount; webhook rounds a whole burst).`,
+      'Notes give the cores busy and the CPU ms per request, delivery or job of each process group over the measured rounds.',
       'PostgreSQL, Redis, the load generator and every app share this machine: compare ratios within this run only.',
       SCALE_NOTE,
       ...(before

@@ -2,7 +2,8 @@
  * The webhook ceilings: a bare BullMQ Worker (WEBHOOK_CONCURRENCY at a time) taking delivery
  * jobs queued with the dispatcher's own options, doing nothing, or one POST per job to the
  * bench's receiver (BENCH_POST_URL) over kept-alive connections: BullMQ + HTTP without
- * PostgreSQL. Prints one JSON line when BENCH_JOBS jobs have completed.
+ * PostgreSQL. The bench queues its jobs in rounds of BENCH_ROUND_JOBS; the worker prints one JSON
+ * line each time a round's worth more have completed.
  */
 import http from 'node:http';
 import { createRequire } from 'node:module';
@@ -55,7 +56,7 @@ async function main() {
   const { Worker } = createRequire(path.join(ROOT, 'packages/webhook-queue/package.json'))('bullmq') as {
     Worker: WorkerClass;
   };
-  const expected = Number(process.env.BENCH_JOBS);
+  const perRound = Number(process.env.BENCH_ROUND_JOBS);
   const target = process.env.BENCH_POST_URL;
   let completed = 0;
   const worker = new Worker(
@@ -68,7 +69,7 @@ async function main() {
   worker.on('error', (error) => console.error(`worker error: ${error.message}`));
   worker.on('completed', () => {
     completed += 1;
-    if (completed === expected) console.log(JSON.stringify({ done: completed, last: Date.now() }));
+    if (completed % perRound === 0) console.log(JSON.stringify({ done: completed, last: Date.now() }));
   });
   await worker.waitUntilReady();
   console.log('ready');

@@ -140,6 +140,9 @@ export async function awaitArrivals(receiver: Receiver, commits: Map<string, num
 export interface Burst {
   events: number;
   missing: number;
+  /** Deliveries that arrived, over the time from the first commit to the last arrival. */
+  delivered: number;
+  seconds: number;
   perSecond: number;
   /** Commit to arrival at the receiver. */
   p50: number;
@@ -190,6 +193,8 @@ export async function summariseBurst(outbox: Outbox, receiver: Receiver, commits
   return {
     events: commits.size,
     missing: commits.size - latencies.length,
+    delivered: latencies.length,
+    seconds: (lastArrival - firstCommit) / 1000,
     perSecond: latencies.length / ((lastArrival - firstCommit) / 1000),
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),

@@ -1,13 +1,16 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createDeliveryQueue, enqueueDeliveries, queueConnection } from '@booking/webhook-queue';
 import { nextLine, rssMb, spawnNode, stopChild, type Child } from '../lib/children';
+import { addCpu, describeCpu, measureCpu, type CpuUse } from '../lib/cpu';
 import { REDIS_URL, ROOT } from '../lib/env';
+import { PAIR_ROUNDS } from '../lib/load';
 import {
   awaitArrivals,
   startDispatcher,
   summariseBurst,
   WEBHOOK_CONCURRENCY,
   writeBurst,
+  type Burst,
   type Outbox,
 } from '../lib/outbox';
 import type { Receiver } from '../lib/receiver';
@@ -16,109 +19,156 @@ import type { Row } from '../lib/report';
 const BURST_EVENTS = 3_000;
 const WARMUP_EVENTS = 300;
 const NOOP_JOBS = 10_000;
-const POST_JOBS = 3_000;
 const ENQUEUE_BATCH = 200; // the relay's batch
-const RUN_TIMEOUT_MS = 60_000;
+const ROUND_TIMEOUT_MS = 60_000;
 
 const NOOP = 'BullMQ ceiling: no-op jobs';
-const POST_CEILING = 'BullMQ ceiling: one POST per job (kept-alive connections)';
+const POST_CEILING = `BullMQ ceiling: one POST per job (kept-alive connections), ${BURST_EVENTS} jobs a round`;
 const BURST = `dispatcher burst: ${BURST_EVENTS} events committed at once, commit -> receiver`;
 const RELAY = 'dispatcher burst: relay stage (commit -> relayed_at)';
 
-/** A bare BullMQ worker process taking `jobs` jobs queued from here, as the relay queues them. */
-async function ceiling(jobs: number, postUrl?: string): Promise<{ perSecond: number; missing: number }> {
+/**
+ * A bare BullMQ worker process (the webhook ceiling) kept up over rounds. Each round queues
+ * `jobsPerRound` jobs from here, in the relay's batches and with the dispatcher's job options, and
+ * is timed from the first enqueue to the last job's completion.
+ */
+interface CeilingWorker {
+  child: Child;
+  round(): Promise<{ jobs: number; seconds: number }>;
+  close(): Promise<void>;
+}
+
+async function startCeilingWorker(jobsPerRound: number, postUrl?: string): Promise<CeilingWorker> {
   const prefix = `bench-webhooks-ceiling-${randomBytes(4).toString('hex')}`;
   const connection = queueConnection(REDIS_URL);
   const queue = createDeliveryQueue(connection, prefix);
-  const worker = spawnNode('BullMQ ceiling', ROOT, ['bench/ceilings/bullmq-worker.ts'], {
+  const child = spawnNode('BullMQ ceiling', ROOT, ['bench/ceilings/bullmq-worker.ts'], {
     QUEUE_PREFIX: prefix,
-    BENCH_JOBS: String(jobs),
+    BENCH_ROUND_JOBS: String(jobsPerRound),
     WEBHOOK_CONCURRENCY: String(WEBHOOK_CONCURRENCY),
     ...(postUrl ? { BENCH_POST_URL: postUrl } : {}),
   });
-  try {
-    await nextLine(worker, (line) => line === 'ready', 30_000);
-    const started = Date.now();
-    for (let i = 0; i < jobs; i += ENQUEUE_BATCH) {
-      const batch = Array.from({ length: Math.min(ENQUEUE_BATCH, jobs - i) }, () => ({ id: randomUUID() }));
-      await enqueueDeliveries(queue, batch, [0]);
-    }
-    try {
-      const done = JSON.parse(await nextLine(worker, (line) => line.startsWith('{'), RUN_TIMEOUT_MS)) as {
-        last: number;
-      };
-      return { perSecond: jobs / ((done.last - started) / 1000), missing: 0 };
-    } catch {
-      const counts = await queue.getJobCounts('waiting', 'active');
-      const missing = (counts.waiting ?? 0) + (counts.active ?? 0);
-      return { perSecond: (jobs - missing) / ((Date.now() - started) / 1000), missing };
-    }
-  } finally {
-    await stopChild(worker);
+  const close = async () => {
+    await stopChild(child);
     await queue.obliterate({ force: true }).catch(() => undefined);
     await queue.close();
     await connection.quit();
+  };
+  try {
+    await nextLine(child, (line) => line === 'ready', 30_000);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return {
+    child,
+    async round() {
+      const started = Date.now();
+      for (let i = 0; i < jobsPerRound; i += ENQUEUE_BATCH) {
+        const batch = Array.from({ length: Math.min(ENQUEUE_BATCH, jobsPerRound - i) }, () => ({ id: randomUUID() }));
+        await enqueueDeliveries(queue, batch, [0]);
+      }
+      // A round that does not finish in time throws: the scenario fails and says so.
+      const done = JSON.parse(await nextLine(child, (line) => line.startsWith('{'), ROUND_TIMEOUT_MS)) as {
+        last: number;
+      };
+      return { jobs: jobsPerRound, seconds: (done.last - started) / 1000 };
+    },
+    close,
+  };
+}
+
+/** BullMQ with no-op jobs: what the queue alone allows, one run. */
+export async function noopCeiling(): Promise<Row[]> {
+  process.stderr.write(`${NOOP}: ${NOOP_JOBS} jobs... `);
+  const worker = await startCeilingWorker(NOOP_JOBS);
+  try {
+    const { jobs, seconds } = await worker.round();
+    process.stderr.write(`${(jobs / seconds).toFixed(0)} jobs/s\n`);
+    return [{ name: NOOP, unit: 'per_s', value: jobs / seconds, p50: NaN, p99: NaN }];
+  } finally {
+    await worker.close();
   }
 }
 
-export async function webhookCeilings(receiver: Receiver): Promise<Row[]> {
-  const rows: Row[] = [];
-  for (const [name, jobs, url] of [
-    [NOOP, NOOP_JOBS, undefined],
-    [POST_CEILING, POST_JOBS, receiver.url],
-  ] as const) {
-    process.stderr.write(`${name}: ${jobs} jobs... `);
-    const connectionsBefore = receiver.connections();
-    const { perSecond, missing } = await ceiling(jobs, url);
-    process.stderr.write(`${perSecond.toFixed(0)} jobs/s\n`);
-    const notes = [
-      missing ? `${missing} not done in time` : '',
-      url ? `${receiver.connections() - connectionsBefore} TCP connections` : '',
-    ].filter(Boolean);
-    rows.push({
-      name,
-      unit: 'per_s',
-      value: perSecond,
-      p50: NaN,
-      p99: NaN,
-      ...(notes.length ? { note: notes.join('; ') } : {}),
-    });
-  }
-  return rows;
+/** One burst through the running `dispatchers`: its deliveries, and the CPU they took from commit to last arrival. */
+export interface BurstRound {
+  commits: Map<string, number>;
+  burst: Burst;
+  cpu: CpuUse;
+  connections: number;
+}
+
+export async function oneBurst(outbox: Outbox, receiver: Receiver): Promise<BurstRound> {
+  const connectionsBefore = receiver.connections();
+  const commits = await writeBurst(outbox, BURST_EVENTS);
+  const [, cpu] = await measureCpu(() => awaitArrivals(receiver, commits));
+  const burst = await summariseBurst(outbox, receiver, commits);
+  return { commits, burst, cpu, connections: receiver.connections() - connectionsBefore };
+}
+
+export async function warmUp(outbox: Outbox, receiver: Receiver): Promise<void> {
+  await awaitArrivals(receiver, await writeBurst(outbox, WARMUP_EVENTS));
 }
 
 /**
- * A warm-up, then one burst of BURST_EVENTS through the running `dispatchers`: deliveries per
- * second from the commit to the last arrival, latencies, stages, and the dispatchers' RSS.
+ * A side's rounds as one: deliveries per second over the rounds' time (each from its commit to
+ * its last arrival), latencies and stages over every round's events, CPU added up.
  */
-export async function burst(outbox: Outbox, receiver: Receiver, dispatchers: Child[]) {
-  process.stderr.write(`${dispatchers.map((d) => d.name).join(' + ')}: warming up... `);
-  await awaitArrivals(receiver, await writeBurst(outbox, WARMUP_EVENTS));
-  process.stderr.write(`burst of ${BURST_EVENTS}... `);
-  const connectionsBefore = receiver.connections();
-  const commits = await writeBurst(outbox, BURST_EVENTS);
-  await awaitArrivals(receiver, commits);
-  const result = await summariseBurst(outbox, receiver, commits);
-  const connections = receiver.connections() - connectionsBefore;
-  process.stderr.write(`${result.perSecond.toFixed(0)} deliveries/s, relay p50 ${result.relay[0].toFixed(0)} ms\n`);
-  const rssMbOf = Object.fromEntries(
-    dispatchers.map((d, i) => [`dispatcher${dispatchers.length > 1 ? i + 1 : ''}`, rssMb(d)]),
-  );
-  const notes = [
-    result.missing ? `${result.missing} missing` : '',
-    result.repeats ? `${result.repeats} repeats` : '',
+export async function mergeBursts(outbox: Outbox, receiver: Receiver, rounds: BurstRound[]) {
+  const all = await summariseBurst(outbox, receiver, new Map(rounds.flatMap((r) => [...r.commits])));
+  const delivered = rounds.reduce((sum, r) => sum + r.burst.delivered, 0);
+  const seconds = rounds.reduce((sum, r) => sum + r.burst.seconds, 0);
+  const cpu = addCpu(rounds.map((r) => r.cpu));
+  const connections = rounds.reduce((sum, r) => sum + r.connections, 0);
+  const note = [
+    all.missing ? `${all.missing} missing` : '',
+    all.repeats ? `${all.repeats} repeats` : '',
     `${connections} TCP connections`,
-    `queue p50 ${result.queue[0].toFixed(0)} ms, POST p50 ${result.attempt[0].toFixed(0)} ms`,
-  ].filter(Boolean);
-  return { result, rssMb: rssMbOf, note: notes.join('; ') };
+    `queue p50 ${all.queue[0].toFixed(0)} ms, POST p50 ${all.attempt[0].toFixed(0)} ms`,
+    describeCpu(cpu, delivered, 'delivery'),
+  ]
+    .filter(Boolean)
+    .join('; ');
+  return { ...all, perSecond: delivered / seconds, note };
 }
 
-/** One unpinned dispatcher process of the checkout: the burst and its relay stage. */
+/**
+ * The burst through one unpinned dispatcher process, in rounds alternating with the BullMQ + POST
+ * ceiling (a worker process kept up beside it, the same receiver): one warm-up each, then
+ * PAIR_ROUNDS rounds of a 3,000-job round of the ceiling and a 3,000-event burst. Unpaired, the
+ * ratio swung by a third between runs of the same code.
+ */
 export async function dispatcherBurst(outbox: Outbox, receiver: Receiver): Promise<Row[]> {
   const dispatcher = await startDispatcher(outbox, `dispatcher (${outbox.checkout.label})`);
+  let ceiling: CeilingWorker | undefined;
   try {
-    const { result, rssMb: rss, note } = await burst(outbox, receiver, [dispatcher]);
+    ceiling = await startCeilingWorker(BURST_EVENTS, receiver.url);
+    const worker = ceiling;
+    process.stderr.write(`${POST_CEILING} | ${BURST}: warming up... `);
+    await worker.round();
+    await warmUp(outbox, receiver);
+    process.stderr.write(`measuring ${PAIR_ROUNDS} rounds... `);
+    const bare: { jobs: number; seconds: number; cpu: CpuUse; connections: number }[] = [];
+    const bursts: BurstRound[] = [];
+    for (let round = 0; round < PAIR_ROUNDS; round += 1) {
+      const connectionsBefore = receiver.connections();
+      const [timed, cpu] = await measureCpu(() => worker.round());
+      bare.push({ ...timed, cpu, connections: receiver.connections() - connectionsBefore });
+      bursts.push(await oneBurst(outbox, receiver));
+    }
+    const jobs = bare.reduce((sum, r) => sum + r.jobs, 0);
+    const ceilingPerSecond = jobs / bare.reduce((sum, r) => sum + r.seconds, 0);
+    const result = await mergeBursts(outbox, receiver, bursts);
+    process.stderr.write(
+      `${ceilingPerSecond.toFixed(0)} jobs/s | ${result.perSecond.toFixed(0)} deliveries/s, relay p50 ${result.relay[0].toFixed(0)} ms\n`,
+    );
+    const ceilingNote = [
+      `${bare.reduce((sum, r) => sum + r.connections, 0)} TCP connections`,
+      describeCpu(addCpu(bare.map((r) => r.cpu)), jobs, 'job'),
+    ].join('; ');
     return [
+      { name: POST_CEILING, unit: 'per_s', value: ceilingPerSecond, p50: NaN, p99: NaN, note: ceilingNote },
       {
         name: BURST,
         unit: 'per_s',
@@ -127,12 +177,13 @@ export async function dispatcherBurst(outbox: Outbox, receiver: Receiver): Promi
         value: result.perSecond,
         p50: result.p50,
         p99: result.p99,
-        rssMb: rss,
-        note,
+        rssMb: { dispatcher: rssMb(dispatcher) },
+        note: result.note,
       },
       { name: RELAY, unit: 'ms', goal: { maxP50Ms: 100 }, p50: result.relay[0], p99: result.relay[1] },
     ];
   } finally {
+    await ceiling?.close();
     await stopChild(dispatcher);
   }
 }
