@@ -8,7 +8,7 @@
  * processes, and their scaling over two pinned processes, directly and behind HAProxy. A row
  * whose ratio is to the baseline, the booking ceiling or the BullMQ + POST ceiling is measured in
  * rounds alternating with that ceiling's, for each checkout; the hold ceilings and the BullMQ
- * no-op ceiling run once. Every row notes where the CPU went. Prints the table and writes
+ * no-op ceiling run once. Measured rows note where the CPU went. Prints the table and writes
  * bench/results/latest.json. Everything shares one machine, so only ratios taken in one run mean
  * anything; docs/testing.md describes each scenario.
  */
@@ -136,7 +136,7 @@ async function main(): Promise<void> {
       SCALE_NOTE,
       ...(before
         ? [
-            "before = the same scenario on BENCH_BEFORE_ROOT's apps; its hold and booking ratios are against its own paired ceiling rounds, the others against this run's ceilings.",
+            "before = the same scenario on BENCH_BEFORE_ROOT's apps; its ratios against the baseline, a booking ceiling or the BullMQ + POST ceiling are against its own paired ceiling rounds, the others against this run's rows.",
           ]
         : []),
     ]);

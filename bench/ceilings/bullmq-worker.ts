@@ -14,6 +14,7 @@ import { REDIS_URL, ROOT } from '../lib/env';
 interface MiniWorker {
   on(event: 'completed', listener: () => void): void;
   on(event: 'error', listener: (error: Error) => void): void;
+  on(event: 'failed', listener: (job: unknown, error: Error) => void): void;
   waitUntilReady(): Promise<unknown>;
   close(): Promise<void>;
 }
@@ -67,9 +68,21 @@ async function main() {
     { connection: queueConnection(REDIS_URL), prefix: process.env.QUEUE_PREFIX ?? '', concurrency },
   );
   worker.on('error', (error) => console.error(`worker error: ${error.message}`));
+  // A failed job (its POST refused or timed out) ends like a completed one, so its round still
+  // ends; the round's line counts it, and stderr says why.
+  let failed = 0;
+  const settled = () => {
+    if ((completed + failed) % perRound === 0)
+      console.log(JSON.stringify({ done: completed, failed, last: Date.now() }));
+  };
   worker.on('completed', () => {
     completed += 1;
-    if (completed % perRound === 0) console.log(JSON.stringify({ done: completed, last: Date.now() }));
+    settled();
+  });
+  worker.on('failed', (_job, error) => {
+    failed += 1;
+    console.error(`job failed: ${error.message}`);
+    settled();
   });
   await worker.waitUntilReady();
   console.log('ready');

@@ -115,8 +115,12 @@ export function addCpu(uses: CpuUse[]): CpuUse {
   return { seconds, busy: wall > 0 ? busyWeighted / wall : NaN, wallSeconds: wall };
 }
 
-/** "cores 97% busy; CPU ms per item: dispatcher 0.90, postgres 0.61, ..." for a row's note. */
+/**
+ * "cores 97% busy; CPU ms per delivery: dispatcher 0.90, postgres 0.61, ..." for a row's note
+ * (nothing when there were no items or no time). HAProxy, kernel threads and the rest are "other".
+ */
 export function describeCpu(use: CpuUse, items: number, unit: string): string {
+  if (items === 0 || !Number.isFinite(use.busy)) return '';
   const per = Object.entries(use.seconds)
     .map(([name, s]) => [name, (s * 1000) / items] as const)
     .filter(([, ms]) => ms >= 0.005)

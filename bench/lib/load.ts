@@ -199,13 +199,13 @@ export function posts(path: string, next: () => object, idempotencyKeys: boolean
   ];
 }
 
-/** A run's figures as a report row takes them, with its refused answers noted. */
-export function figures(m: Measured) {
+/** A run's figures as a report row takes them, with `notes`, its refused answers and its CPU noted. */
+export function figures(m: Measured, ...notes: string[]) {
   return {
     value: m.rps,
     p50: m.p50,
     p99: m.p99,
-    note: [m.non2xx ? `non-2xx ${JSON.stringify(m.statuses)}` : '', describeCpu(m.cpu, m.requests, 'request')]
+    note: [...notes, m.non2xx ? `non-2xx ${JSON.stringify(m.statuses)}` : '', describeCpu(m.cpu, m.requests, 'request')]
       .filter(Boolean)
       .join('; '),
   };

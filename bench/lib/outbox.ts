@@ -137,11 +137,29 @@ export async function awaitArrivals(receiver: Receiver, commits: Map<string, num
   while (arrived() < commits.size && Date.now() < deadline) await sleep(20);
 }
 
+/**
+ * Waits until the dispatchers have recorded every delivery of `commits` as succeeded (their
+ * bookkeeping after the POST), bounded like the arrivals: so the next round starts on an idle
+ * machine and a round's CPU includes that work.
+ */
+export async function awaitSettled(outbox: Outbox, commits: Map<string, number>): Promise<void> {
+  const eventIds = [...commits.keys()];
+  const deadline = Date.now() + ARRIVAL_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    const [row] = await outbox.db.$queryRaw<{ settled: number }[]>`
+      SELECT count(*)::int AS settled FROM webhook_deliveries
+      WHERE event_id = ANY(${eventIds}::uuid[]) AND status = 'succeeded'`;
+    if ((row?.settled ?? 0) >= eventIds.length) return;
+    await sleep(20);
+  }
+}
+
 export interface Burst {
   events: number;
   missing: number;
-  /** Deliveries that arrived, over the time from the first commit to the last arrival. */
+  /** Deliveries that arrived. */
   delivered: number;
+  /** From the first commit to the last arrival (NaN when nothing arrived). */
   seconds: number;
   perSecond: number;
   /** Commit to arrival at the receiver. */
@@ -194,7 +212,7 @@ export async function summariseBurst(outbox: Outbox, receiver: Receiver, commits
     events: commits.size,
     missing: commits.size - latencies.length,
     delivered: latencies.length,
-    seconds: (lastArrival - firstCommit) / 1000,
+    seconds: latencies.length > 0 ? (lastArrival - firstCommit) / 1000 : NaN,
     perSecond: latencies.length / ((lastArrival - firstCommit) / 1000),
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),

@@ -40,8 +40,7 @@ const row = (name: string, m: Measured, apis: Api[], served: string, against?: s
   name,
   unit: 'rps',
   ...(against ? { against } : {}),
-  ...figures(m),
-  note: [figures(m).note, `2xx by replica, warm-ups included: ${served}`].filter(Boolean).join('; '),
+  ...figures(m, `2xx by replica, warm-ups included: ${served}`),
   rssMb: Object.fromEntries(apis.map((api, i) => [`api${i + 1}`, rssMb(api.child)])),
 });
 

@@ -2,7 +2,7 @@ import { holdRequests, startApi, type Api } from '../lib/api';
 import type { Target } from '../lib/catalogue';
 import { CAN_PIN, rssMb, stopChild, type Child } from '../lib/children';
 import type { Checkout } from '../lib/checkout';
-import { measurePair, PAIR_ROUNDS } from '../lib/load';
+import { figures, measurePair, PAIR_ROUNDS } from '../lib/load';
 import { startDispatcher, type Outbox } from '../lib/outbox';
 import type { Receiver } from '../lib/receiver';
 import type { Row } from '../lib/report';
@@ -31,15 +31,13 @@ export async function apiScale(checkout: Checkout, databaseUrl: string, target: 
       { label: API_TWO, run: { urls: apis.map((a) => a.url), requests: holdRequests(target.experienceId, slots) } },
     );
     return [
-      { name: API_ONE, unit: 'rps', value: one.rps, p50: one.p50, p99: one.p99, rssMb: { api: rssMb(apis[0]!.child) } },
+      { name: API_ONE, unit: 'rps', ...figures(one), rssMb: { api: rssMb(apis[0]!.child) } },
       {
         name: API_TWO,
         unit: 'rps',
         against: API_ONE,
         goal: { minRatio: 1.6 },
-        value: two.rps,
-        p50: two.p50,
-        p99: two.p99,
+        ...figures(two),
         rssMb: { api1: rssMb(apis[0]!.child), api2: rssMb(apis[1]!.child) },
       },
     ];

@@ -1,11 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createDeliveryQueue, enqueueDeliveries, queueConnection } from '@booking/webhook-queue';
-import { nextLine, rssMb, spawnNode, stopChild, type Child } from '../lib/children';
+import { nextLine, rssMb, spawnNode, stopChild } from '../lib/children';
 import { addCpu, describeCpu, measureCpu, type CpuUse } from '../lib/cpu';
 import { REDIS_URL, ROOT } from '../lib/env';
 import { PAIR_ROUNDS } from '../lib/load';
 import {
   awaitArrivals,
+  awaitSettled,
   startDispatcher,
   summariseBurst,
   WEBHOOK_CONCURRENCY,
@@ -33,8 +34,8 @@ const RELAY = 'dispatcher burst: relay stage (commit -> relayed_at)';
  * is timed from the first enqueue to the last job's completion.
  */
 interface CeilingWorker {
-  child: Child;
-  round(): Promise<{ jobs: number; seconds: number }>;
+  /** Jobs completed (failed ones left out) and the round's time. */
+  round(): Promise<{ jobs: number; failed: number; seconds: number }>;
   close(): Promise<void>;
 }
 
@@ -60,8 +61,9 @@ async function startCeilingWorker(jobsPerRound: number, postUrl?: string): Promi
     await close();
     throw error;
   }
+  // The worker's line counts failed jobs since it started.
+  let failedBefore = 0;
   return {
-    child,
     async round() {
       const started = Date.now();
       for (let i = 0; i < jobsPerRound; i += ENQUEUE_BATCH) {
@@ -69,10 +71,13 @@ async function startCeilingWorker(jobsPerRound: number, postUrl?: string): Promi
         await enqueueDeliveries(queue, batch, [0]);
       }
       // A round that does not finish in time throws: the scenario fails and says so.
-      const done = JSON.parse(await nextLine(child, (line) => line.startsWith('{'), ROUND_TIMEOUT_MS)) as {
+      const line = JSON.parse(await nextLine(child, (l) => l.startsWith('{'), ROUND_TIMEOUT_MS)) as {
+        failed: number;
         last: number;
       };
-      return { jobs: jobsPerRound, seconds: (done.last - started) / 1000 };
+      const failed = line.failed - failedBefore;
+      failedBefore = line.failed;
+      return { jobs: jobsPerRound - failed, failed, seconds: (line.last - started) / 1000 };
     },
     close,
   };
@@ -83,15 +88,27 @@ export async function noopCeiling(): Promise<Row[]> {
   process.stderr.write(`${NOOP}: ${NOOP_JOBS} jobs... `);
   const worker = await startCeilingWorker(NOOP_JOBS);
   try {
-    const { jobs, seconds } = await worker.round();
+    const { jobs, failed, seconds } = await worker.round();
     process.stderr.write(`${(jobs / seconds).toFixed(0)} jobs/s\n`);
-    return [{ name: NOOP, unit: 'per_s', value: jobs / seconds, p50: NaN, p99: NaN }];
+    return [
+      {
+        name: NOOP,
+        unit: 'per_s',
+        value: jobs / seconds,
+        p50: NaN,
+        p99: NaN,
+        ...(failed ? { note: `${failed} failed` } : {}),
+      },
+    ];
   } finally {
     await worker.close();
   }
 }
 
-/** One burst through the running `dispatchers`: its deliveries, and the CPU they took from commit to last arrival. */
+/**
+ * One burst through the running dispatchers: its deliveries (timed from the commit to the last
+ * arrival), and the CPU taken from the commit until every delivery is recorded as succeeded.
+ */
 export interface BurstRound {
   commits: Map<string, number>;
   burst: Burst;
@@ -102,13 +119,19 @@ export interface BurstRound {
 export async function oneBurst(outbox: Outbox, receiver: Receiver): Promise<BurstRound> {
   const connectionsBefore = receiver.connections();
   const commits = await writeBurst(outbox, BURST_EVENTS);
-  const [, cpu] = await measureCpu(() => awaitArrivals(receiver, commits));
+  const [, cpu] = await measureCpu(async () => {
+    await awaitArrivals(receiver, commits);
+    await awaitSettled(outbox, commits);
+  });
   const burst = await summariseBurst(outbox, receiver, commits);
   return { commits, burst, cpu, connections: receiver.connections() - connectionsBefore };
 }
 
+/** WARMUP_EVENTS through the running dispatchers, settled before anything is measured. */
 export async function warmUp(outbox: Outbox, receiver: Receiver): Promise<void> {
-  await awaitArrivals(receiver, await writeBurst(outbox, WARMUP_EVENTS));
+  const commits = await writeBurst(outbox, WARMUP_EVENTS);
+  await awaitArrivals(receiver, commits);
+  await awaitSettled(outbox, commits);
 }
 
 /**
@@ -149,7 +172,7 @@ export async function dispatcherBurst(outbox: Outbox, receiver: Receiver): Promi
     await worker.round();
     await warmUp(outbox, receiver);
     process.stderr.write(`measuring ${PAIR_ROUNDS} rounds... `);
-    const bare: { jobs: number; seconds: number; cpu: CpuUse; connections: number }[] = [];
+    const bare: { jobs: number; failed: number; seconds: number; cpu: CpuUse; connections: number }[] = [];
     const bursts: BurstRound[] = [];
     for (let round = 0; round < PAIR_ROUNDS; round += 1) {
       const connectionsBefore = receiver.connections();
@@ -163,10 +186,14 @@ export async function dispatcherBurst(outbox: Outbox, receiver: Receiver): Promi
     process.stderr.write(
       `${ceilingPerSecond.toFixed(0)} jobs/s | ${result.perSecond.toFixed(0)} deliveries/s, relay p50 ${result.relay[0].toFixed(0)} ms\n`,
     );
+    const failed = bare.reduce((sum, r) => sum + r.failed, 0);
     const ceilingNote = [
+      failed ? `${failed} failed` : '',
       `${bare.reduce((sum, r) => sum + r.connections, 0)} TCP connections`,
       describeCpu(addCpu(bare.map((r) => r.cpu)), jobs, 'job'),
-    ].join('; ');
+    ]
+      .filter(Boolean)
+      .join('; ');
     return [
       { name: POST_CEILING, unit: 'per_s', value: ceilingPerSecond, p50: NaN, p99: NaN, note: ceilingNote },
       {
