@@ -1,12 +1,13 @@
 /**
  * `pnpm bench:soak`: holds and bookings at a steady rate through one API process, their events
  * delivered by one dispatcher to a local receiver, for BENCH_SOAK_SECONDS (default 600; also
- * `--seconds=60`). Prints the API's and the dispatcher's RSS every 30 s and, at the end, a
- * verdict on growth: mean RSS of the first minute against the last (of the first and last
- * quarter of a run shorter than 4 minutes). Rates: BENCH_SOAK_HOLDS_PER_S (default 200) holds of
- * 1 seat over 200 slots, and BENCH_SOAK_BOOKINGS_PER_S (default 50) bookings, each converting
- * a hold of 2 seats placed just before it. Requests are sent open-loop; past 500 in flight a
- * tick's requests are skipped and counted, so an overloaded API shows as skips, not as a slower pace.
+ * `--seconds=60`). Prints the API's and the dispatcher's RSS and memory in use every 30 s and,
+ * at the end, a verdict on growth of the memory each keeps (see `verdict`). RSS is printed beside
+ * it but does not decide it: it follows the collector's sawtooth.
+ * Rates: BENCH_SOAK_HOLDS_PER_S (default 200) holds of 1 seat over 200 slots, and
+ * BENCH_SOAK_BOOKINGS_PER_S (default 50) bookings, each converting a hold of 2 seats placed just
+ * before it. Requests are sent open-loop; past 500 in flight a tick's requests are skipped and
+ * counted, so an overloaded API shows as skips, not as a slower pace.
  */
 import { randomUUID } from 'node:crypto';
 import { holdBody, startApi } from './lib/api';
@@ -16,6 +17,7 @@ import { loadCheckout } from './lib/checkout';
 import { sleep } from '@booking/test-kit';
 import { databaseUrl, REDIS_URL, ROOT } from './lib/env';
 import { percentile } from './lib/load';
+import { keptMb, readMemory, type MemoryReading } from './lib/memory';
 import { postJson } from './lib/post-json';
 import { prepareOutbox, startDispatcher } from './lib/outbox';
 import { startReceiver } from './lib/receiver';
@@ -29,8 +31,17 @@ const TICK_MS = 100;
 const MAX_IN_FLIGHT = 500;
 const SAMPLE_MS = 5_000;
 const PRINT_MS = 30_000;
-/** Growth of the mean RSS, last window against the first, that the verdict calls growth. */
+/** Growth of the kept memory, last third of the run against the first, that the verdict calls growth. */
 const GROWTH_LIMIT = 0.1;
+
+const APPS = ['api', 'dispatcher'] as const;
+type App = (typeof APPS)[number];
+
+interface Sample {
+  at: number;
+  rss: Record<App, number>;
+  memory: Record<App, MemoryReading | undefined>;
+}
 
 interface Tally {
   holds: number;
@@ -75,6 +86,52 @@ function mean(values: number[]): number {
   return values.reduce((sum, v) => sum + v, 0) / values.length;
 }
 
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0
+    ? NaN
+    : (sorted[Math.floor((sorted.length - 1) / 2)]! + sorted[Math.ceil((sorted.length - 1) / 2)]!) / 2;
+}
+
+/**
+ * Whether `app` kept more memory at the end than after its warm-up. The run is cut into windows
+ * (minutes; quarters of a run shorter than 4 minutes); the first is the warm-up (JIT, pools and
+ * caches filling). Each window after it gives the memory kept in it (keptMb), when a major
+ * collection ran in it; the verdict compares the median of the first third of those windows with
+ * that of the last third. A leak under the limit over the run (under about 1.5 MB a minute on a
+ * 100 MB floor), or one that only fills the warm-up window, stays below it.
+ */
+function verdict(app: App, samples: Sample[]): string {
+  const windowMs = Math.min(60_000, (SECONDS * 1000) / 4);
+  const count = Math.floor((SECONDS * 1000) / windowMs);
+  const third = Math.max(1, Math.floor((count - 1) / 3));
+  const windows = Array.from({ length: count }, (_, i) => samples.filter((s) => Math.floor(s.at / windowMs) === i));
+  const kept = windows.map((window, i) => {
+    const before = windows[i - 1]?.at(-1)?.memory[app];
+    return keptMb(
+      window.map((s) => s.memory[app]).filter((m): m is MemoryReading => m !== undefined),
+      before,
+    );
+  });
+  const floors = (from: number, to: number) => kept.slice(from, to).filter((mb): mb is number => mb !== undefined);
+  const [early, late] = [floors(1, 1 + third), floors(count - third, count)];
+  const rss = (from: number, to: number) =>
+    mean(
+      windows
+        .slice(from, to)
+        .flat()
+        .map((s) => s.rss[app]),
+    );
+  const byWindow = kept.map((mb) => (mb === undefined ? '-' : mb.toFixed(0))).join(' ');
+  const rssText = `kept MB by window: ${byWindow}; mean RSS ${rss(1, 1 + third).toFixed(0)} -> ${rss(count - third, count).toFixed(0)} MB`;
+  if (early.length === 0 || late.length === 0) {
+    return `${app}: UNKNOWN (no window with a major collection and readable metrics in the first or last third); ${rssText}`;
+  }
+  const [from, to] = [median(early), median(late)];
+  const growth = to / from - 1;
+  return `${app}: kept memory ${from.toFixed(0)} MB after the warm-up (median of ${early.length} windows), ${to.toFixed(0)} MB at the end (${late.length}): ${(growth * 100).toFixed(1)}% -> ${growth > GROWTH_LIMIT ? 'GROWS' : 'no growth'} (limit ${GROWTH_LIMIT * 100}%); ${rssText}`;
+}
+
 async function main(): Promise<void> {
   if (!(SECONDS > 0)) throw new Error('the duration must be a positive number of seconds');
   const checkout = await loadCheckout('after', ROOT);
@@ -90,7 +147,17 @@ async function main(): Promise<void> {
     children.push(dispatcher);
     const slots = await target.makeSlots(200);
     const tally: Tally = { holds: 0, bookings: 0, failed: 0, skipped: 0, latencies: [] };
-    const samples: { at: number; api: number; dispatcher: number }[] = [];
+    const samples: Sample[] = [];
+    const sampling = new Set<Promise<void>>();
+    // Not awaited: a slow metrics answer (an overloaded API) must not hold back the senders.
+    const sample = (at: number) => {
+      const rss = { api: rssMb(api.child), dispatcher: rssMb(dispatcher) };
+      const taken = Promise.all([readMemory(api.child), readMemory(dispatcher)]).then(([a, d]) => {
+        samples.push({ at, rss, memory: { api: a, dispatcher: d } });
+        sampling.delete(taken);
+      });
+      sampling.add(taken);
+    };
     let inFlight = 0;
     let slot = 0;
     const send = (work: () => Promise<void>) => {
@@ -107,15 +174,19 @@ async function main(): Promise<void> {
     console.log(
       `soak: ${SECONDS} s, ${HOLDS_PER_S} holds/s + ${BOOKINGS_PER_S} bookings/s, database ${url}, redis ${REDIS_URL}`,
     );
-    console.log('| s | holds | bookings | failed | skipped | p50 ms | p99 ms | api RSS MB | dispatcher RSS MB |');
-    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    console.log(
+      '| s | holds | bookings | failed | skipped | p50 ms | p99 ms | api RSS MB | api heap+ext MB | dispatcher RSS MB | dispatcher heap+ext MB |',
+    );
+    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     const started = Date.now();
-    /** One line of the table: totals so far, latency and RSS since the last line. */
+    const inUse = (m: MemoryReading | undefined) => (m ? (m.heapMb + m.externalMb).toFixed(0) : '-');
+    /** One line of the table: totals so far, latency since the last line, the latest memory sample. */
     const printRow = (now: number) => {
       const latencies = tally.latencies.sort((a, b) => a - b);
-      const rss = samples.at(-1)!;
+      const latest = samples.reduce<Sample | undefined>((l, x) => (l && l.at > x.at ? l : x), undefined);
+      const rss = (app: App) => latest?.rss[app].toFixed(0) ?? '-';
       console.log(
-        `| ${Math.round((now - started) / 1000)} | ${tally.holds} | ${tally.bookings} | ${tally.failed} | ${tally.skipped} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 99).toFixed(1)} | ${rss.api.toFixed(0)} | ${rss.dispatcher.toFixed(0)} |`,
+        `| ${Math.round((now - started) / 1000)} | ${tally.holds} | ${tally.bookings} | ${tally.failed} | ${tally.skipped} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 99).toFixed(1)} | ${rss('api')} | ${inUse(latest?.memory.api)} | ${rss('dispatcher')} | ${inUse(latest?.memory.dispatcher)} |`,
       );
       tally.latencies = [];
     };
@@ -141,7 +212,7 @@ async function main(): Promise<void> {
       }
       const now = Date.now();
       if (now >= nextSample) {
-        samples.push({ at: now - started, api: rssMb(api.child), dispatcher: rssMb(dispatcher) });
+        sample(now - started);
         nextSample += SAMPLE_MS;
       }
       if (now >= nextPrint) {
@@ -153,20 +224,11 @@ async function main(): Promise<void> {
     }
     const drainDeadline = Date.now() + 15_000;
     while (inFlight > 0 && Date.now() < drainDeadline) await sleep(50);
-    samples.push({ at: Date.now() - started, api: rssMb(api.child), dispatcher: rssMb(dispatcher) });
+    sample(Date.now() - started);
+    await Promise.all([...sampling]);
+    samples.sort((a, b) => a.at - b.at);
     printRow(Date.now());
-
-    const windowMs = Math.min(60_000, (SECONDS * 1000) / 4);
-    const first = samples.filter((s) => s.at < windowMs);
-    const last = samples.filter((s) => s.at >= SECONDS * 1000 - windowMs);
-    for (const name of ['api', 'dispatcher'] as const) {
-      const from = mean(first.map((s) => s[name]));
-      const to = mean(last.map((s) => s[name]));
-      const growth = to / from - 1;
-      console.log(
-        `${name}: RSS ${from.toFixed(0)} MB in the first ${windowMs / 1000} s, ${to.toFixed(0)} MB in the last: ${(growth * 100).toFixed(1)}% -> ${growth > GROWTH_LIMIT ? 'GROWS' : 'no growth'} (limit ${GROWTH_LIMIT * 100}%)`,
-      );
-    }
+    for (const app of APPS) console.log(verdict(app, samples));
     console.log(
       `${tally.holds} holds, ${tally.bookings} bookings, ${tally.failed} failed, ${tally.skipped} skipped (over ${MAX_IN_FLIGHT} in flight)`,
     );

@@ -44,6 +44,7 @@ export async function startApi(
     },
     core,
   );
+  child.metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   const url = `http://127.0.0.1:${port}`;
   await untilReady(child, `${url}/readyz`);
   return { url, child };

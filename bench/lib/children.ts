@@ -16,6 +16,8 @@ export interface Child {
   pending: string[];
   /** The core it is pinned to, if any. */
   core?: number;
+  /** Where an app serves its Prometheus metrics (the API's and the dispatcher's). */
+  metricsUrl?: string;
 }
 
 const running = new Set<Child>();

@@ -86,6 +86,7 @@ export async function startDispatcher(outbox: Outbox, name: string, core?: numbe
     },
     core,
   );
+  child.metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   await untilReady(child, `http://127.0.0.1:${metricsPort}/healthz`, 30_000);
   return child;
 }

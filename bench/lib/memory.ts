@@ -1,0 +1,47 @@
+import type { Child } from './children';
+
+/** An app's memory as its Prometheus metrics tell it (prom-client's default metrics). */
+export interface MemoryReading {
+  /** V8 heap in use, MB. */
+  heapMb: number;
+  /** Memory V8 tracks outside its heap (Buffers, ArrayBuffers), MB. */
+  externalMb: number;
+  /** Major collections since the process started. */
+  majorGcs: number;
+}
+
+const metric = (text: string, name: string): number => {
+  // prom-client writes one sample per line, `name{labels} value`, without timestamps.
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line === undefined ? NaN : Number(line.slice(name.length + 1));
+};
+
+/** The app's memory now, or undefined when its metrics cannot be read. */
+export async function readMemory(handle: Child): Promise<MemoryReading | undefined> {
+  if (!handle.metricsUrl) return undefined;
+  try {
+    const response = await fetch(handle.metricsUrl, { signal: AbortSignal.timeout(5_000) });
+    const text = await response.text();
+    const reading = {
+      heapMb: metric(text, 'nodejs_heap_size_used_bytes') / 1024 / 1024,
+      externalMb: metric(text, 'nodejs_external_memory_bytes') / 1024 / 1024,
+      majorGcs: metric(text, 'nodejs_gc_duration_seconds_count{kind="major"}'),
+    };
+    return Object.values(reading).every(Number.isFinite) ? reading : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The memory a process keeps over a window of readings: the lowest heap in use plus external
+ * memory among them, if a major collection ran in the window (the heap's low point follows one;
+ * without one the lowest reading may be anywhere on the collector's sawtooth). `before` is the
+ * last reading ahead of the window, whose collection count the window's is compared with.
+ */
+export function keptMb(window: MemoryReading[], before: MemoryReading | undefined): number | undefined {
+  const last = window.at(-1);
+  const first = before ?? window[0];
+  if (!last || !first || last.majorGcs <= first.majorGcs) return undefined;
+  return Math.min(...window.map((r) => r.heapMb + r.externalMb));
+}
