@@ -29,9 +29,10 @@ const HOLDS_PER_S = Number(process.env.BENCH_SOAK_HOLDS_PER_S ?? 200);
 const BOOKINGS_PER_S = Number(process.env.BENCH_SOAK_BOOKINGS_PER_S ?? 50);
 const TICK_MS = 100;
 const MAX_IN_FLIGHT = 500;
-const SAMPLE_MS = 5_000;
+/** Memory is sampled this often: the closer to a collection the lowest sample, the nearer the kept memory. */
+const SAMPLE_MS = 1_000;
 const PRINT_MS = 30_000;
-/** Growth of the kept memory, last third of the run against the first, that the verdict calls growth. */
+/** Growth of the kept memory over the run, by its trend line, that the verdict calls growth. */
 const GROWTH_LIMIT = 0.1;
 
 const APPS = ['api', 'dispatcher'] as const;
@@ -86,35 +87,27 @@ function mean(values: number[]): number {
   return values.reduce((sum, v) => sum + v, 0) / values.length;
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length === 0
-    ? NaN
-    : (sorted[Math.floor((sorted.length - 1) / 2)]! + sorted[Math.ceil((sorted.length - 1) / 2)]!) / 2;
-}
-
 /**
  * Whether `app` kept more memory at the end than after its warm-up. The run is cut into windows
  * (minutes; quarters of a run shorter than 4 minutes); the first is the warm-up (JIT, pools and
- * caches filling). Each window after it gives the memory kept in it (keptMb), when a major
- * collection ran in it; the verdict compares the median of the first third of those windows with
- * that of the last third. A leak under the limit over the run (under about 1.5 MB a minute on a
- * 100 MB floor), or one that only fills the warm-up window, stays below it.
+ * caches filling) and is left out. Each later window gives the memory kept in it (keptMb), when a
+ * major collection ran in it. A least-squares line through those figures gives the growth over
+ * the windows' span, as a share of their mean; more than GROWTH_LIMIT is growth. The line uses
+ * every window, so one high or low figure moves it less than it moves a comparison of two ends.
  */
 function verdict(app: App, samples: Sample[]): string {
   const windowMs = Math.min(60_000, (SECONDS * 1000) / 4);
   const count = Math.floor((SECONDS * 1000) / windowMs);
-  const third = Math.max(1, Math.floor((count - 1) / 3));
   const windows = Array.from({ length: count }, (_, i) => samples.filter((s) => Math.floor(s.at / windowMs) === i));
   const kept = windows.map((window, i) => {
-    const before = windows[i - 1]?.at(-1)?.memory[app];
+    const before = windows[i - 1]?.filter((s) => s.memory[app] !== undefined).at(-1)?.memory[app];
     return keptMb(
       window.map((s) => s.memory[app]).filter((m): m is MemoryReading => m !== undefined),
       before,
     );
   });
-  const floors = (from: number, to: number) => kept.slice(from, to).filter((mb): mb is number => mb !== undefined);
-  const [early, late] = [floors(1, 1 + third), floors(count - third, count)];
+  const points = kept.flatMap((mb, i) => (i > 0 && mb !== undefined ? [{ x: i, y: mb }] : []));
+  const byWindow = kept.map((mb) => (mb === undefined ? '-' : mb.toFixed(0))).join(' ');
   const rss = (from: number, to: number) =>
     mean(
       windows
@@ -122,14 +115,21 @@ function verdict(app: App, samples: Sample[]): string {
         .flat()
         .map((s) => s.rss[app]),
     );
-  const byWindow = kept.map((mb) => (mb === undefined ? '-' : mb.toFixed(0))).join(' ');
-  const rssText = `kept MB by window: ${byWindow}; mean RSS ${rss(1, 1 + third).toFixed(0)} -> ${rss(count - third, count).toFixed(0)} MB`;
-  if (early.length === 0 || late.length === 0) {
-    return `${app}: UNKNOWN (no window with a major collection and readable metrics in the first or last third); ${rssText}`;
+  const rssText = `mean RSS ${rss(1, 2).toFixed(0)} MB in the first window after the warm-up, ${rss(count - 1, count).toFixed(0)} MB in the last`;
+  const first = points[0];
+  const last = points.at(-1);
+  // A line needs two points, and a span that means something: from the first third to the last.
+  if (!first || !last || first.x > count / 3 || last.x < (2 * count) / 3) {
+    return `${app}: UNKNOWN (too few windows with a major collection; kept MB by window: ${byWindow}); ${rssText}`;
   }
-  const [from, to] = [median(early), median(late)];
-  const growth = to / from - 1;
-  return `${app}: kept memory ${from.toFixed(0)} MB after the warm-up (median of ${early.length} windows), ${to.toFixed(0)} MB at the end (${late.length}): ${(growth * 100).toFixed(1)}% -> ${growth > GROWTH_LIMIT ? 'GROWS' : 'no growth'} (limit ${GROWTH_LIMIT * 100}%); ${rssText}`;
+  const meanX = mean(points.map((p) => p.x));
+  const meanY = mean(points.map((p) => p.y));
+  const slope =
+    points.reduce((sum, p) => sum + (p.x - meanX) * (p.y - meanY), 0) /
+    points.reduce((sum, p) => sum + (p.x - meanX) ** 2, 0);
+  const growth = (slope * (last.x - first.x)) / meanY;
+  const ys = points.map((p) => p.y);
+  return `${app}: kept memory ${meanY.toFixed(0)} MB on average (${Math.min(...ys).toFixed(0)}-${Math.max(...ys).toFixed(0)} over ${points.length} windows), trend ${(growth * 100).toFixed(1)}% over the run -> ${growth > GROWTH_LIMIT ? 'GROWS' : 'no growth'} (limit ${GROWTH_LIMIT * 100}%); kept MB by window: ${byWindow}; ${rssText}`;
 }
 
 async function main(): Promise<void> {

@@ -22,10 +22,12 @@ export async function readMemory(handle: Child): Promise<MemoryReading | undefin
   try {
     const response = await fetch(handle.metricsUrl, { signal: AbortSignal.timeout(5_000) });
     const text = await response.text();
+    // The collection series appears with the first major collection: before it, there were none.
+    const majorGcs = metric(text, 'nodejs_gc_duration_seconds_count{kind="major"}');
     const reading = {
       heapMb: metric(text, 'nodejs_heap_size_used_bytes') / 1024 / 1024,
       externalMb: metric(text, 'nodejs_external_memory_bytes') / 1024 / 1024,
-      majorGcs: metric(text, 'nodejs_gc_duration_seconds_count{kind="major"}'),
+      majorGcs: Number.isNaN(majorGcs) ? 0 : majorGcs,
     };
     return Object.values(reading).every(Number.isFinite) ? reading : undefined;
   } catch {
@@ -36,8 +38,10 @@ export async function readMemory(handle: Child): Promise<MemoryReading | undefin
 /**
  * The memory a process keeps over a window of readings: the lowest heap in use plus external
  * memory among them, if a major collection ran in the window (the heap's low point follows one;
- * without one the lowest reading may be anywhere on the collector's sawtooth). `before` is the
- * last reading ahead of the window, whose collection count the window's is compared with.
+ * without one the lowest reading may be anywhere on the collector's sawtooth). The reading after
+ * a collection comes up to a sampling interval later, with what was allocated since on top, so
+ * the figure is near the kept memory, not exactly it. `before` is the last reading ahead of the
+ * window, whose collection count the window's is compared with.
  */
 export function keptMb(window: MemoryReading[], before: MemoryReading | undefined): number | undefined {
   const last = window.at(-1);
