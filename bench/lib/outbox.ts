@@ -162,7 +162,6 @@ export interface Burst {
   delivered: number;
   /** From the first commit to the last arrival (NaN when nothing arrived). */
   seconds: number;
-  perSecond: number;
   /** Commit to arrival at the receiver. */
   p50: number;
   p99: number;
@@ -214,7 +213,6 @@ export async function summariseBurst(outbox: Outbox, receiver: Receiver, commits
     missing: commits.size - latencies.length,
     delivered: latencies.length,
     seconds: latencies.length > 0 ? (lastArrival - firstCommit) / 1000 : NaN,
-    perSecond: latencies.length / ((lastArrival - firstCommit) / 1000),
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     repeats: deliveryIds.reduce((sum, d) => sum + Math.max(0, (receiver.receipts.get(d.id) ?? 0) - 1), 0),
