@@ -257,6 +257,9 @@ describe('two API replicas behind HAProxy', () => {
     );
 
     expect(readiness.body).toEqual({ error: 'service_unavailable', detail: { draining: true } });
+    expect(readiness.headers['retry-after']).toBe('1');
+    // The proxy's probes of the draining replica are answered 503 on purpose: no error lines.
+    expect(leaving.output.filter((line) => /"level":(50|60)/.test(line))).toEqual([]);
     expect(liveness.status).toBe(200);
     expect(liveness.headers.connection).toBe('close');
     expect(await leaving.exited).toBe('exit 0');

@@ -2,6 +2,7 @@ import { AppError } from '@booking/domain';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { isBackendUnavailable } from './backend-unavailable';
 import { ERROR_STATUSES } from './error-statuses';
+import { askToRetryLater } from './retry-after';
 
 /**
  * What Express's router and body-parser throw for a bad request: http-errors' shape, a 4xx
@@ -54,8 +55,12 @@ function toAppError(error: unknown): AppError {
 export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
   const appError = toAppError(error);
   const status = ERROR_STATUSES[appError.code];
-  if (status >= 500) req.log.error({ err: error }, 'request failed');
+  // A 5xx the code chose (a replica draining, Stripe away, terms that kept changing) is an
+  // answer: the request's summary line says it went out. What was thrown unplanned, or by a
+  // backend that failed, is logged with its stack.
+  if (status >= 500 && !(error instanceof AppError)) req.log.error({ err: error }, 'request failed');
   if (res.headersSent) return;
+  if (appError.code === 'service_unavailable') askToRetryLater(res);
   res
     .status(status)
     .json(appError.detail === undefined ? { error: appError.code } : { error: appError.code, detail: appError.detail });

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Db } from '@booking/db';
 import { AppError } from '@booking/domain';
 import type { RequestHandler, Response } from 'express';
+import { askToRetryLater } from './retry-after';
 
 /** The deadline (epoch milliseconds) of the request whose work is running. */
 const deadlines = new AsyncLocalStorage<number>();
@@ -24,6 +25,7 @@ export function requestDeadline(timeoutMs: number): RequestHandler {
     const timer = setTimeout(() => {
       if (res.headersSent) return;
       res.locals.timedOut = true;
+      askToRetryLater(res);
       res.status(503).json({
         error: 'service_unavailable',
         detail: `no answer within ${timeoutMs} ms; the request may still complete, so retry it with the same Idempotency-Key`,

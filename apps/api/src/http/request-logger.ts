@@ -13,6 +13,21 @@ declare module 'node:http' {
   }
 }
 
+/** The 5xx the API answers on purpose: Stripe refused (502), or service_unavailable and the like (503). */
+const PLANNED_5XX = new Set([502, 503]);
+
+/**
+ * `error` only for a failure nobody planned (500), the line an alert should fire on. A planned
+ * 5xx (each backend failure behind one is logged at `error` with its stack besides), a refused
+ * request and a client that went away before its answer was sent are `warn`: a draining
+ * replica's readiness probes, or a load balancer giving up on a slow request, are no incident.
+ */
+function summaryLevel(status: number, aborted: boolean): Level {
+  if (aborted) return 'warn';
+  if (status >= 500 && !PLANNED_5XX.has(status)) return 'error';
+  return status >= 400 ? 'warn' : 'info';
+}
+
 /**
  * One JSON log line per request, tagged with a request id (the caller's X-Request-Id when it is
  * sane, so a trace can cross the load balancer) that is echoed back in the response.
@@ -40,7 +55,7 @@ export function requestLogger(logger: Logger): RequestHandler {
     res.once('close', () => {
       // Closed before the answer was all sent: the client went away (or the socket failed).
       const aborted = !res.writableFinished;
-      const level: Level = aborted || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info';
+      const level = summaryLevel(res.statusCode, aborted);
       if (!logger.isLevelEnabled(level)) return;
       logger[level](
         {

@@ -17,7 +17,8 @@ export const RESPONSE_HEADERS = {
     schema: { type: 'string' },
   },
   'Retry-After': {
-    description: 'Seconds until the budget refills.',
+    description:
+      'Seconds to wait before trying again: on 429, until the budget refills; on 503 `service_unavailable`, 1 (a passing state; back off further if it persists). A 503 of another code (`payments_not_configured`) has none.',
     schema: { type: 'integer', minimum: 0 },
   },
   'Idempotent-Replayed': {
@@ -40,7 +41,7 @@ export interface HeaderTraits {
 export function responseHeaders(status: number | 'default', traits: HeaderTraits): Record<string, unknown> {
   const names: HeaderName[] = ['X-Request-Id'];
   if (traits.rateLimited) names.push('RateLimit', 'RateLimit-Policy');
-  if (traits.rateLimited && status === 429) names.push('Retry-After');
+  if ((traits.rateLimited && status === 429) || status === 503) names.push('Retry-After');
   // Answers below 500 are stored for retries and replayed; 5xx answers never are.
   if (traits.idempotent && status !== 'default' && status < 500) names.push('Idempotent-Replayed');
   return Object.fromEntries(names.map((name) => [name, headerRef(name)]));

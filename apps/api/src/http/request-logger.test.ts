@@ -1,0 +1,141 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { AppError } from '@booking/domain';
+import express from 'express';
+import pino from 'pino';
+import request from 'supertest';
+import { errorHandler } from './error-handler';
+import { requestDeadline } from './request-deadline';
+import { requestLogger } from './request-logger';
+
+interface Line {
+  level: number;
+  msg: string;
+  res?: { statusCode: number };
+  err?: { message: string; stack?: string };
+}
+
+const WARN = 40;
+const ERROR = 50;
+
+/** The API's logging and error middleware around routes that answer each way, and the lines they log. */
+function appLogging() {
+  const lines: Line[] = [];
+  const logger = pino(
+    { level: 'info' },
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString('utf8')) as Line);
+        done();
+      },
+    }),
+  );
+  let slowStarted: () => void = () => undefined;
+  const slow = new Promise<void>((resolve) => (slowStarted = resolve));
+  const app = express().use(requestLogger(logger)).use(requestDeadline(200));
+  app.get('/ok', (_req, res) => {
+    res.json({ ok: true });
+  });
+  app.get('/draining', () => {
+    throw new AppError('service_unavailable', { draining: true });
+  });
+  app.get('/no-payments', () => {
+    throw new AppError('payments_not_configured');
+  });
+  app.get('/backend-down', () => {
+    throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+  });
+  app.get('/bug', () => {
+    throw new TypeError("Cannot read properties of undefined (reading 'id')");
+  });
+  app.get('/slow', async () => {
+    slowStarted();
+    await new Promise((resolve) => setTimeout(resolve, 400));
+  });
+  app.use(errorHandler);
+  return { app, lines, slow };
+}
+
+/** The lines logged for `path` once its summary line is written (on the response's close). */
+async function linesOf(lines: Line[], count: number): Promise<Line[]> {
+  for (let waited = 0; lines.length < count && waited < 2_000; waited += 10) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return lines.map(({ level, msg, res, err }) => ({
+    level,
+    msg,
+    ...(res && { res }),
+    ...(err && { err: { message: err.message } }),
+  }));
+}
+
+describe('request logging and 5xx answers', () => {
+  it('when a request succeeds, then its summary line is info', async () => {
+    const { app, lines } = appLogging();
+    await request(app).get('/ok').expect(200);
+    expect(await linesOf(lines, 1)).toEqual([{ level: 30, msg: 'request completed', res: { statusCode: 200 } }]);
+  });
+
+  it('when the API answers 503 service_unavailable on purpose (a draining replica), then Retry-After: 1 and one warn line, no error line', async () => {
+    const { app, lines } = appLogging();
+    const res = await request(app).get('/draining');
+    expect([res.status, res.headers['retry-after'], res.body]).toEqual([
+      503,
+      '1',
+      { error: 'service_unavailable', detail: { draining: true } },
+    ]);
+    expect(await linesOf(lines, 1)).toEqual([{ level: WARN, msg: 'request completed', res: { statusCode: 503 } }]);
+  });
+
+  it('when a 503 is not a passing state (payments not configured), then it has no Retry-After', async () => {
+    const { app, lines } = appLogging();
+    const res = await request(app).get('/no-payments');
+    expect([res.status, res.headers['retry-after'], res.body.error]).toEqual([503, undefined, 'payments_not_configured']);
+    expect((await linesOf(lines, 1)).map((line) => line.level)).toEqual([WARN]);
+  });
+
+  it('when a backend failure is answered 503, then Retry-After: 1, and the failure is logged at error with its stack', async () => {
+    const { app, lines } = appLogging();
+    const res = await request(app).get('/backend-down');
+    expect([res.status, res.headers['retry-after'], res.body]).toEqual([503, '1', { error: 'service_unavailable' }]);
+    expect(await linesOf(lines, 2)).toEqual([
+      { level: ERROR, msg: 'request failed', err: { message: 'connect ECONNREFUSED 127.0.0.1:5432' } },
+      { level: WARN, msg: 'request completed', res: { statusCode: 503 } },
+    ]);
+    expect(lines[0]!.err!.stack).toContain('request-logger.test.ts');
+  });
+
+  it('when something unplanned is thrown, then 500 internal_error, logged at error twice: the failure with its stack and the summary', async () => {
+    const { app, lines } = appLogging();
+    const res = await request(app).get('/bug');
+    expect([res.status, res.headers['retry-after'], res.body]).toEqual([500, undefined, { error: 'internal_error' }]);
+    expect(await linesOf(lines, 2)).toEqual([
+      { level: ERROR, msg: 'request failed', err: { message: "Cannot read properties of undefined (reading 'id')" } },
+      { level: ERROR, msg: 'request completed', res: { statusCode: 500 } },
+    ]);
+  });
+
+  it('when the request deadline answers 503, then it carries Retry-After: 1', async () => {
+    const { app } = appLogging();
+    const res = await request(app).get('/slow');
+    expect([res.status, res.headers['retry-after'], res.body.error]).toEqual([503, '1', 'service_unavailable']);
+  });
+
+  it('when the client goes away before its answer, then "request aborted" at warn', async () => {
+    const { app, lines, slow } = appLogging();
+    const server = http.createServer(app).listen(0, '127.0.0.1');
+    try {
+      await new Promise((resolve) => server.once('listening', resolve));
+      const { port } = server.address() as AddressInfo;
+      const client = http.get({ host: '127.0.0.1', port, path: '/slow' });
+      client.on('error', () => undefined);
+      await slow;
+      client.destroy();
+      expect(await linesOf(lines, 1)).toEqual([{ level: WARN, msg: 'request aborted', res: { statusCode: 200 } }]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
