@@ -144,7 +144,7 @@ describe('a booking priced from kept terms', () => {
     const key = `reprice-${holdId}`;
     const send = () =>
       request(t.app).post('/api/bookings').set('X-Forwarded-For', ip).set('Idempotency-Key', key).send(body);
-    const hold = await t.deps.holds.get(holdId);
+    const hold = (await t.deps.holds.read(holdId)).hold;
     const counts = async () => ({
       bookings: await t.deps.db.booking.count({ where: { tenantId: demo.tenant.id } }),
       customers: await t.deps.db.customer.count({ where: { tenantId: demo.tenant.id } }),
@@ -175,7 +175,7 @@ describe('a booking priced from kept terms', () => {
     expect(refused.body.error).toBe('service_unavailable');
     expect(repriced).toBe(3);
     expect(await counts()).toEqual(before);
-    expect(await t.deps.holds.get(holdId)).toEqual(hold);
+    expect((await t.deps.holds.read(holdId)).hold).toEqual(hold);
     // The retry with the same key is not answered the 503 again: it books, at today's price.
     const { basePriceCents } = await t.deps.db.experience.findUniqueOrThrow({ where: { id: experience.id } });
     const booked = await send();

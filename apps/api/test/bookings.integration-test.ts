@@ -226,7 +226,7 @@ describe('POST /api/bookings', () => {
       const { experience, slot } = kayak(other);
       const ip = clientIp();
       const holdId = await placeHold(short, ip, experience, slot.id, 2);
-      await holdExpired(short, (await short.deps.holds.get(holdId))!.expiresAt);
+      await holdExpired(short, (await short.deps.holds.read(holdId)).hold!.expiresAt);
       const res = await request(short.app)
         .post('/api/bookings')
         .set('X-Forwarded-For', ip)

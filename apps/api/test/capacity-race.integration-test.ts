@@ -113,10 +113,9 @@ describe('capacity under concurrent holds and bookings on two replicas', () => {
       select: { holdId: true, guestCount: true },
     });
     const live = (await holds.liveSeats([slotId])).get(slotId) ?? 0;
-    const now = await holds.now();
     let carried = 0;
     for (const row of rows) {
-      const hold = await holds.get(row.holdId);
+      const { hold, now } = await holds.read(row.holdId);
       if (hold && hold.bookingId !== null && hold.expiresAt > now) carried += hold.seats;
     }
     const bookedSeats = rows.reduce((sum, row) => sum + row.guestCount, 0);

@@ -103,7 +103,7 @@ describe('gift cards on POST /api/bookings', () => {
     ]);
     expect((await t.deps.db.slot.findUniqueOrThrow({ where: { id: slot.id } })).seatsBooked).toBe(2);
     expect((await t.deps.holds.liveSeats([slot.id])).get(slot.id)).toBe(0);
-    expect(await t.deps.holds.get(holdId)).toBeNull();
+    expect((await t.deps.holds.read(holdId)).hold).toBeNull();
 
     const events = await t.deps.db.event.findMany({ where: { entityId: booking.id }, orderBy: { createdAt: 'asc' } });
     expect(events.map((e) => e.name)).toEqual(['booking.created', 'gift_card.redeemed', 'booking.confirmed']);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createTestApp, kayak, seedTenant, type TestApp } from '@booking/test-kit';
+import { createTestApp, kayak, redisNow, seedTenant, type TestApp } from '@booking/test-kit';
 import { changeBookedSeats } from '../src/holds/booked-seats';
 import { holdIdOn, holdKeys, HoldStore, type SlotSnapshot } from '../src/holds/hold-store';
 
@@ -40,6 +40,31 @@ describe('HoldStore: the running seat total and the slot mirror', () => {
     return { slotId: slot.id, experienceId: experience.id, hold, reads: () => reads };
   }
 
+  it('when a hold is read, then it comes with the clock of the Redis that placed it; an unknown hold is null, with the clock all the same', async () => {
+    const s = await freshSlot(10);
+    const before = await redisNow(t);
+    const placed = await s.hold(t.deps.holds, 2);
+    const holdId = (await t.deps.redis.zrange(keys.slot(s.slotId).set, '0', '-1'))[0]!.split(':')[0]!;
+
+    const { hold, now } = await t.deps.holds.read(holdId);
+    const unknown = await t.deps.holds.read(holdIdOn(s.slotId, randomUUID()));
+    const after = await redisNow(t);
+
+    expect(hold).toEqual({
+      id: holdId,
+      tenantId: expect.any(String),
+      experienceId: s.experienceId,
+      slotId: s.slotId,
+      seats: 2,
+      expiresAt: placed.outcome === 'placed' ? placed.expiresAt : NaN,
+      bookingId: null,
+    });
+    expect(now).toBeGreaterThanOrEqual(before);
+    expect(now).toBeLessThanOrEqual(after);
+    expect(unknown.hold).toBeNull();
+    expect(unknown.now).toBeGreaterThanOrEqual(now);
+  });
+
   it('when holds are placed, shrunk, released and expire, then the total is always the seats of the live holds', async () => {
     const shortLived = new HoldStore(t.deps.redis, 1);
     const s = await freshSlot(100);
@@ -52,7 +77,7 @@ describe('HoldStore: the running seat total and the slot mirror', () => {
 
     const holds = await t.deps.redis.zrange(keys.slot(s.slotId).set, '0', '-1');
     const [convertedId] = holds.find((member) => member.endsWith(':4'))!.split(':');
-    const converted = (await t.deps.holds.get(convertedId!))!;
+    const converted = (await t.deps.holds.read(convertedId!)).hold!;
     await t.deps.holds.convert(converted, randomUUID(), 3);
     expect((await t.deps.holds.liveSeats([s.slotId])).get(s.slotId)).toBe(32);
     expect((await t.deps.holds.liveSeats([s.slotId], convertedId)).get(s.slotId)).toBe(29);

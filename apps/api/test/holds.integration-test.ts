@@ -76,7 +76,7 @@ describe('POST /api/bookings/hold', () => {
     expect(row.holdId).toBe(held.body.hold_id);
     expect(row.addons.map((addon) => addon.addonId).sort()).toEqual(experience.addons.map((addon) => addon.id).sort());
     // The hold is used, whichever case names it.
-    expect((await t.deps.holds.get(String(held.body.hold_id)))?.bookingId).toBe(booked.body.booking_id);
+    expect((await t.deps.holds.read(String(held.body.hold_id))).hold?.bookingId).toBe(booked.body.booking_id);
   });
 
   it('when a hold expires, then its seats are free again and it no longer counts', async () => {

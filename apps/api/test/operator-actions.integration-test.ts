@@ -129,7 +129,7 @@ describe('operator actions on bookings', () => {
       expect(res.body).toEqual({ booking_id: booking.bookingId, status: 'cancelled' });
       expect(await liveSeats(booking.slotId)).toBe(liveBefore - 4);
       expect(await seatsBooked(booking.slotId)).toBe(seatsBefore);
-      expect(await t.deps.holds.get(booking.holdId)).toBeNull();
+      expect((await t.deps.holds.read(booking.holdId)).hold).toBeNull();
       expect(await t.deps.db.payment.count({ where: { bookingId: booking.bookingId } })).toBe(0);
       const events = await eventsOf(booking.bookingId, 'booking.cancelled');
       expect(events).toHaveLength(1);

@@ -360,7 +360,7 @@ describe('payments', () => {
       expect(payment).toMatchObject({ providerReference: intent.id, currency: 'USD', tenantId: demo.tenant.id });
       expect(state.slot.seatsBooked).toBe(3);
       expect(state.liveSeats).toBe(0);
-      expect(await t.deps.holds.get(booked.holdId)).toBeNull();
+      expect((await t.deps.holds.read(booked.holdId)).hold).toBeNull();
 
       const confirmed = await t.deps.db.event.findMany({
         where: { entityId: booked.booking_id, name: 'booking.confirmed' },

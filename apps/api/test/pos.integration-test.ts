@@ -199,7 +199,7 @@ describe('POS shifts and cash payments', () => {
       expect(await bookingStatus(booking.bookingId)).toBe('confirmed');
       expect(await seatsBooked(booking.slotId)).toBe(seatsBefore + 3);
       expect(await liveSeats(booking.slotId)).toBe(0);
-      expect(await t.deps.holds.get(booking.holdId)).toBeNull();
+      expect((await t.deps.holds.read(booking.holdId)).hold).toBeNull();
 
       const events = await eventsOf(booking.bookingId, 'booking.confirmed');
       expect(events).toHaveLength(1);

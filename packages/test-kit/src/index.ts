@@ -14,7 +14,7 @@ export {
   type CreatedBooking,
   type Experience,
 } from './bookings';
-export { holdExpired } from './holds';
+export { holdExpired, redisNow } from './holds';
 export { bearer, keyIdOf } from './operators';
 export { hostsTableLookup, LOCAL_HOSTS } from './hosts-table-lookup';
 export { withResponseConformance } from './response-conformance';

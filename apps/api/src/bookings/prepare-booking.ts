@@ -26,11 +26,12 @@ export interface PreparedBooking {
 }
 
 /**
- * Reads what the booking needs, all at once: the hold and Redis's clock, the slot's other live
- * holds, and the terms of the experience, slot and addons. A plain booking takes the terms this
- * process keeps (see booking-terms) and reads nothing from PostgreSQL here; otherwise, or when
- * none are kept, one SELECT reads them with the customer of the email. The reads go by the ids the
- * request names; they are used only once the hold has been found to name the same ones. Then
+ * Reads what the booking needs, all at once: the hold and the Redis clock it expires by, the
+ * slot's other live holds, and the terms of the experience, slot and addons. A plain booking
+ * takes the terms this process keeps (see booking-terms) and reads nothing from PostgreSQL here;
+ * otherwise, or when none are kept, one SELECT reads them with the customer of the email. The
+ * reads go by the ids the request names; they are used only once the hold has been found to name
+ * the same ones. Then
  * checks the request (in the order the API has always answered: hold, venue, party size,
  * addons, membership) and prices it. A refusal is never made from kept terms: those are read
  * again and the request checked again first.
@@ -50,9 +51,8 @@ export async function prepareBooking(
   const ids = { experienceId, slotId, addonIds: requestedAddons.map((item) => item.addon_id) };
   const plain = !request.gift_card_code && !request.membership_token;
   const kept = plain && !fresh ? deps.terms.get(ids.experienceId, ids.slotId, ids.addonIds) : undefined;
-  const [hold, now, otherHolds, read] = await Promise.all([
-    deps.holds.get(request.hold_id),
-    deps.holds.now(),
+  const [{ hold, now }, otherHolds, read] = await Promise.all([
+    deps.holds.read(request.hold_id),
     deps.holds.liveSeats([slotId], request.hold_id),
     kept ? undefined : deps.terms.read(deps.pool, ids, email),
   ]);

@@ -117,6 +117,13 @@ end
 return held
 `;
 
+// KEYS: a hold's record. Answers {now, {field, value, ...}} (an empty list: no record): the record
+// and the time on the clock of the node that keeps it, which set its expiry. On a cluster another
+// node's clock is off by its skew.
+export const READ = `${NOW_MS}
+return {now, redis.call('HGETALL', KEYS[1])}
+`;
+
 // KEYS: set, total, record. ARGV: hold id, seats held, seats booked, booking id.
 export const CONVERT = `
 redis.call('HSET', KEYS[3], 'booking', ARGV[4], 'seats', ARGV[3])

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { BOOKED, CONVERT, COUNT, PLACE, RELEASE } from './hold-scripts';
+import { BOOKED, CONVERT, COUNT, PLACE, READ, RELEASE } from './hold-scripts';
 
 /** A hold as Redis keeps it. Times are milliseconds since epoch, on Redis's clock. */
 export interface Hold {
@@ -103,7 +103,7 @@ function script(redis: Redis | Cluster, name: string, lua: string, numberOfKeys:
 }
 
 export class HoldStore {
-  private readonly scripts: Record<'place' | 'count' | 'convert' | 'release' | 'booked', Script>;
+  private readonly scripts: Record<'place' | 'count' | 'read' | 'convert' | 'release' | 'booked', Script>;
   private readonly keys: HoldKeys;
 
   constructor(
@@ -115,6 +115,7 @@ export class HoldStore {
     this.scripts = {
       place: script(redis, 'holdPlace', PLACE, 4),
       count: script(redis, 'holdCount', COUNT, 3),
+      read: script(redis, 'holdRead', READ, 1),
       convert: script(redis, 'holdConvert', CONVERT, 3),
       release: script(redis, 'holdRelease', RELEASE, 4),
       booked: script(redis, 'holdBooked', BOOKED, 1),
@@ -196,24 +197,26 @@ export class HoldStore {
     return new Map(slotIds.map((id, i) => [id, Number(totals[i] ?? 0)]));
   }
 
-  async get(holdId: string): Promise<Hold | null> {
-    const record = await this.redis.hgetall(this.keys.record(holdId));
-    if (!record.slot) return null;
-    return {
+  /**
+   * A hold (null: none, or its record is gone) and the time on the clock its expiry is measured
+   * by, read together on the node that keeps it: the hold is live while `now < hold.expiresAt`.
+   */
+  async read(holdId: string): Promise<{ hold: Hold | null; now: number }> {
+    const [now, fields] = (await this.scripts.read([this.keys.record(holdId)], [])) as [number, string[]];
+    const record = new Map<string, string>();
+    for (let i = 0; i + 1 < fields.length; i += 2) record.set(fields[i]!, fields[i + 1]!);
+    const slotId = record.get('slot');
+    if (!slotId) return { hold: null, now };
+    const hold = {
       id: holdId,
-      tenantId: record.tenant!,
-      experienceId: record.experience!,
-      slotId: record.slot,
-      seats: Number(record.seats),
-      expiresAt: Number(record.expires),
-      bookingId: record.booking ?? null,
+      tenantId: record.get('tenant')!,
+      experienceId: record.get('experience')!,
+      slotId,
+      seats: Number(record.get('seats')),
+      expiresAt: Number(record.get('expires')),
+      bookingId: record.get('booking') ?? null,
     };
-  }
-
-  /** Redis's clock, the one hold expiry is measured on. */
-  async now(): Promise<number> {
-    const [seconds, micros] = await this.redis.time();
-    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    return { hold, now };
   }
 
   /**
