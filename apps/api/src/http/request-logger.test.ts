@@ -91,7 +91,11 @@ describe('request logging and 5xx answers', () => {
   it('when a 503 is not a passing state (payments not configured), then it has no Retry-After', async () => {
     const { app, lines } = appLogging();
     const res = await request(app).get('/no-payments');
-    expect([res.status, res.headers['retry-after'], res.body.error]).toEqual([503, undefined, 'payments_not_configured']);
+    expect([res.status, res.headers['retry-after'], res.body.error]).toEqual([
+      503,
+      undefined,
+      'payments_not_configured',
+    ]);
     expect((await linesOf(lines, 1)).map((line) => line.level)).toEqual([WARN]);
   });
 
