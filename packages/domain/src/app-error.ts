@@ -117,11 +117,16 @@ export type ErrorCode =
  * the caller; the HTTP layer maps the code to a status in one table.
  */
 export class AppError extends Error {
+  /**
+   * `cause`: the failure behind a planned answer (Stripe unreachable behind a 503), logged with
+   * it (see the error handler) and never sent to the client.
+   */
   constructor(
     readonly code: ErrorCode,
     readonly detail?: unknown,
+    options?: { cause: unknown },
   ) {
-    super(code);
+    super(code, options);
     this.name = 'AppError';
   }
 }

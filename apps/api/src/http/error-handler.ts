@@ -2,6 +2,7 @@ import { AppError } from '@booking/domain';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { isBackendUnavailable } from './backend-unavailable';
 import { ERROR_STATUSES } from './error-statuses';
+import { timedOut } from './request-deadline';
 import { askToRetryLater } from './retry-after';
 
 /**
@@ -55,11 +56,20 @@ function toAppError(error: unknown): AppError {
 export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
   const appError = toAppError(error);
   const status = ERROR_STATUSES[appError.code];
-  // A 5xx the code chose (a replica draining, Stripe away, terms that kept changing) is an
-  // answer: the request's summary line says it went out. What was thrown unplanned, or by a
-  // backend that failed, is logged with its stack.
-  if (status >= 500 && !(error instanceof AppError)) req.log.error({ err: error }, 'request failed');
+  // A 5xx the code chose (a replica draining, terms that kept changing) is an answer, which the
+  // summary line records. What was thrown unplanned, by a backend that failed, or behind a planned
+  // answer (Stripe away) is logged with its stack: at warn when the deadline has answered already
+  // and this is the request's work cut off by it (a statement refused, a transaction timed out).
+  if (status >= 500 && (!(error instanceof AppError) || error.cause !== undefined)) {
+    if (timedOut(res) && isBackendUnavailable(error)) {
+      req.log.warn({ err: error }, 'work given up after the request deadline answered');
+    } else {
+      req.log.error({ err: error }, 'request failed');
+    }
+  }
   if (res.headersSent) return;
+  // The request's summary line (request-logger) names the code it was answered.
+  res.locals.errorCode = appError.code;
   if (appError.code === 'service_unavailable') askToRetryLater(res);
   res
     .status(status)

@@ -25,6 +25,7 @@ export function requestDeadline(timeoutMs: number): RequestHandler {
     const timer = setTimeout(() => {
       if (res.headersSent) return;
       res.locals.timedOut = true;
+      res.locals.errorCode = 'service_unavailable';
       askToRetryLater(res);
       res.status(503).json({
         error: 'service_unavailable',

@@ -6,13 +6,14 @@ import express from 'express';
 import pino from 'pino';
 import request from 'supertest';
 import { errorHandler } from './error-handler';
-import { requestDeadline } from './request-deadline';
+import { deadlinePassed, requestDeadline } from './request-deadline';
 import { requestLogger } from './request-logger';
 
 interface Line {
   level: number;
   msg: string;
   res?: { statusCode: number };
+  error?: string;
   err?: { message: string; stack?: string };
 }
 
@@ -20,7 +21,7 @@ const WARN = 40;
 const ERROR = 50;
 
 /** The API's logging and error middleware around routes that answer each way, and the lines they log. */
-function appLogging() {
+function appLogging(deadlineMs = 200) {
   const lines: Line[] = [];
   const logger = pino(
     { level: 'info' },
@@ -33,7 +34,7 @@ function appLogging() {
   );
   let slowStarted: () => void = () => undefined;
   const slow = new Promise<void>((resolve) => (slowStarted = resolve));
-  const app = express().use(requestLogger(logger)).use(requestDeadline(200));
+  const app = express().use(requestLogger(logger)).use(requestDeadline(deadlineMs));
   app.get('/ok', (_req, res) => {
     res.json({ ok: true });
   });
@@ -49,6 +50,15 @@ function appLogging() {
   app.get('/bug', () => {
     throw new TypeError("Cannot read properties of undefined (reading 'id')");
   });
+  app.get('/stripe-down', () => {
+    throw new AppError('service_unavailable', undefined, {
+      cause: new Error('An error occurred with our connection to Stripe.'),
+    });
+  });
+  app.get('/cut-off', async () => {
+    await new Promise((resolve) => setTimeout(resolve, deadlineMs + 100));
+    throw deadlinePassed('the request deadline has passed; statement not sent');
+  });
   app.get('/slow', async () => {
     slowStarted();
     await new Promise((resolve) => setTimeout(resolve, 400));
@@ -62,10 +72,11 @@ async function linesOf(lines: Line[], count: number): Promise<Line[]> {
   for (let waited = 0; lines.length < count && waited < 2_000; waited += 10) {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  return lines.map(({ level, msg, res, err }) => ({
+  return lines.map(({ level, msg, res, error, err }) => ({
     level,
     msg,
     ...(res && { res }),
+    ...(error && { error }),
     ...(err && { err: { message: err.message } }),
   }));
 }
@@ -85,7 +96,9 @@ describe('request logging and 5xx answers', () => {
       '1',
       { error: 'service_unavailable', detail: { draining: true } },
     ]);
-    expect(await linesOf(lines, 1)).toEqual([{ level: WARN, msg: 'request completed', res: { statusCode: 503 } }]);
+    expect(await linesOf(lines, 1)).toEqual([
+      { level: WARN, msg: 'request completed', res: { statusCode: 503 }, error: 'service_unavailable' },
+    ]);
   });
 
   it('when a 503 is not a passing state (payments not configured), then it has no Retry-After', async () => {
@@ -105,7 +118,7 @@ describe('request logging and 5xx answers', () => {
     expect([res.status, res.headers['retry-after'], res.body]).toEqual([503, '1', { error: 'service_unavailable' }]);
     expect(await linesOf(lines, 2)).toEqual([
       { level: ERROR, msg: 'request failed', err: { message: 'connect ECONNREFUSED 127.0.0.1:5432' } },
-      { level: WARN, msg: 'request completed', res: { statusCode: 503 } },
+      { level: WARN, msg: 'request completed', res: { statusCode: 503 }, error: 'service_unavailable' },
     ]);
     expect(lines[0]!.err!.stack).toContain('request-logger.test.ts');
   });
@@ -116,18 +129,41 @@ describe('request logging and 5xx answers', () => {
     expect([res.status, res.headers['retry-after'], res.body]).toEqual([500, undefined, { error: 'internal_error' }]);
     expect(await linesOf(lines, 2)).toEqual([
       { level: ERROR, msg: 'request failed', err: { message: "Cannot read properties of undefined (reading 'id')" } },
-      { level: ERROR, msg: 'request completed', res: { statusCode: 500 } },
+      { level: ERROR, msg: 'request completed', res: { statusCode: 500 }, error: 'internal_error' },
     ]);
   });
 
-  it('when the request deadline answers 503, then it carries Retry-After: 1', async () => {
-    const { app } = appLogging();
-    const res = await request(app).get('/slow');
+  it('when Stripe is away behind a planned 503, then its failure is logged at error as the cause', async () => {
+    const { app, lines } = appLogging();
+    const res = await request(app).get('/stripe-down');
+    expect([res.status, res.headers['retry-after'], res.body]).toEqual([503, '1', { error: 'service_unavailable' }]);
+    expect(await linesOf(lines, 2)).toEqual([
+      {
+        level: ERROR,
+        msg: 'request failed',
+        err: { message: 'service_unavailable: An error occurred with our connection to Stripe.' },
+      },
+      { level: WARN, msg: 'request completed', res: { statusCode: 503 }, error: 'service_unavailable' },
+    ]);
+  });
+
+  it('when the request deadline answers 503, then it carries Retry-After: 1, and the work it cut off is logged at warn, not error', async () => {
+    const { app, lines } = appLogging();
+    const res = await request(app).get('/cut-off');
     expect([res.status, res.headers['retry-after'], res.body.error]).toEqual([503, '1', 'service_unavailable']);
+    expect(await linesOf(lines, 2)).toEqual([
+      { level: WARN, msg: 'request completed', res: { statusCode: 503 }, error: 'service_unavailable' },
+      {
+        level: WARN,
+        msg: 'work given up after the request deadline answered',
+        err: { message: 'the request deadline has passed; statement not sent' },
+      },
+    ]);
   });
 
   it('when the client goes away before its answer, then "request aborted" at warn', async () => {
-    const { app, lines, slow } = appLogging();
+    // A deadline far off: the client leaves first.
+    const { app, lines, slow } = appLogging(5_000);
     const server = http.createServer(app).listen(0, '127.0.0.1');
     try {
       await new Promise((resolve) => server.once('listening', resolve));

@@ -18,9 +18,10 @@ const PLANNED_5XX = new Set([502, 503]);
 
 /**
  * `error` only for a failure nobody planned (500), the line an alert should fire on. A planned
- * 5xx (each backend failure behind one is logged at `error` with its stack besides), a refused
- * request and a client that went away before its answer was sent are `warn`: a draining
- * replica's readiness probes, or a load balancer giving up on a slow request, are no incident.
+ * 5xx (a backend or Stripe failure behind one is logged at `error` with its stack besides, see
+ * the error handler), a refused request and a client that went away before its answer was sent
+ * are `warn`: a draining replica's readiness probes, or a load balancer giving up on a slow
+ * request, are no incident.
  */
 function summaryLevel(status: number, aborted: boolean): Level {
   if (aborted) return 'warn';
@@ -61,6 +62,7 @@ export function requestLogger(logger: Logger): RequestHandler {
         {
           req: described(),
           res: { statusCode: res.statusCode },
+          ...(typeof res.locals.errorCode === 'string' && { error: res.locals.errorCode }),
           responseTime: Math.round(performance.now() - started),
         },
         aborted ? 'request aborted' : 'request completed',

@@ -10,9 +10,11 @@ export async function providerCall<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    if (error instanceof Stripe.errors.StripeConnectionError) throw new AppError('service_unavailable');
+    if (error instanceof Stripe.errors.StripeConnectionError) {
+      throw new AppError('service_unavailable', undefined, { cause: error });
+    }
     if (error instanceof Stripe.errors.StripeError) {
-      if ((error.statusCode ?? 500) >= 500) throw new AppError('service_unavailable');
+      if ((error.statusCode ?? 500) >= 500) throw new AppError('service_unavailable', undefined, { cause: error });
       throw new AppError('payment_provider_error', { provider_code: error.code ?? null, message: error.message });
     }
     throw error;
