@@ -176,10 +176,17 @@ describe('the lifecycle worker process', () => {
         { timeoutMs: 15_000, what: () => `the exact-moment run to cancel the order:\n${worker.output.join('\n')}` },
       );
       expect(cancelled.cancelledAt!.getTime()).toBeGreaterThanOrEqual(payBy.getTime());
-      const runs = worker.output
-        .flatMap(jsonLine)
-        .filter((entry) => entry.job === 'cancel-unpaid-orders' && entry.cancelled === 1);
-      expect(runs).toHaveLength(1);
+      const runs = () =>
+        worker.output
+          .flatMap(jsonLine)
+          .filter((entry) => entry.job === 'cancel-unpaid-orders' && entry.cancelled === 1);
+      // The run logs what it did once its transaction has committed: the order is cancelled a
+      // moment before the line is written.
+      await waitUntil(() => runs().length > 0, {
+        timeoutMs: 5_000,
+        what: () => `the run's log line:\n${worker.output.join('\n')}`,
+      });
+      expect(runs()).toHaveLength(1);
     } finally {
       await worker.stop(10_000);
     }
