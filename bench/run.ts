@@ -149,7 +149,6 @@ async function main(): Promise<void> {
       duration_seconds: DURATION_SECONDS,
       webhook_concurrency: WEBHOOK_CONCURRENCY,
       pinned: CAN_PIN,
-      before_root: process.env.BENCH_BEFORE_ROOT ?? null,
     });
     process.stderr.write(`\nwrote ${file}\n`);
   } finally {
