@@ -53,19 +53,26 @@ function toAppError(error: unknown): AppError {
   return new AppError('internal_error');
 }
 
+/** A statement the request deadline refused (57014, see request-deadline), or a transaction it timed out (Prisma's P2028). */
+function cutOffByDeadline(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '57014' || code === 'P2028';
+}
+
 export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
   const appError = toAppError(error);
   const status = ERROR_STATUSES[appError.code];
-  // A 5xx the code chose (a replica draining, terms that kept changing) is an answer, which the
-  // summary line records. What was thrown unplanned, by a backend that failed, or behind a planned
-  // answer (Stripe away) is logged with its stack: at warn when the deadline has answered already
-  // and this is the request's work cut off by it (a statement refused, a transaction timed out).
-  if (status >= 500 && (!(error instanceof AppError) || error.cause !== undefined)) {
-    if (timedOut(res) && isBackendUnavailable(error)) {
-      req.log.warn({ err: error }, 'work given up after the request deadline answered');
-    } else {
-      req.log.error({ err: error }, 'request failed');
-    }
+  // An answer the code chose (a replica draining, terms that kept changing, any 4xx) is recorded
+  // by the summary line. What was thrown unplanned or by a backend that failed is logged with its
+  // stack at error, and so is the failure behind a planned 5xx (Stripe away); behind a planned
+  // 4xx (a refund left pending while Stripe is away) at warn. Work the request deadline cut off
+  // after it answered (a statement refused, a transaction timed out) is warn too.
+  if (timedOut(res) && cutOffByDeadline(error)) {
+    req.log.warn({ err: error }, 'work given up after the request deadline answered');
+  } else if (status >= 500 && (!(error instanceof AppError) || error.cause !== undefined)) {
+    req.log.error({ err: error }, 'request failed');
+  } else if (error instanceof AppError && error.cause !== undefined) {
+    req.log.warn({ err: error }, 'request answered after a failure');
   }
   if (res.headersSent) return;
   // The request's summary line (request-logger) names the code it was answered.

@@ -129,7 +129,10 @@ function replay(res: Response, stored: string | null, fingerprint: string, sealK
   }
   if (record.state === 'in_flight') throw new AppError('idempotency_request_in_progress');
   markReplayed(res);
-  res.status(record.status).json(JSON.parse(openSecret(sealKey, record.sealed)));
+  const body = JSON.parse(openSecret(sealKey, record.sealed)) as { error?: unknown };
+  // A stored refusal is logged with its code, as it was the first time (see the error handler).
+  if (typeof body.error === 'string') res.locals.errorCode = body.error;
+  res.status(record.status).json(body);
 }
 
 /**

@@ -2,8 +2,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { AppError } from '@booking/domain';
+import { createLogger } from '@booking/logging';
 import express from 'express';
 import pino from 'pino';
+import Stripe from 'stripe';
 import request from 'supertest';
 import { errorHandler } from './error-handler';
 import { deadlinePassed, requestDeadline } from './request-deadline';
@@ -54,6 +56,9 @@ function appLogging(deadlineMs = 200) {
     throw new AppError('service_unavailable', undefined, {
       cause: new Error('An error occurred with our connection to Stripe.'),
     });
+  });
+  app.get('/refund-pending', () => {
+    throw new AppError('refund_in_progress', { refund_id: 'r1' }, { cause: new Error('Stripe did not answer') });
   });
   app.get('/cut-off', async () => {
     await new Promise((resolve) => setTimeout(resolve, deadlineMs + 100));
@@ -147,6 +152,20 @@ describe('request logging and 5xx answers', () => {
     ]);
   });
 
+  it('when a planned 4xx has a failure behind it (a refund left pending while Stripe is away), then that failure is logged at warn', async () => {
+    const { app, lines } = appLogging();
+    const res = await request(app).get('/refund-pending');
+    expect([res.status, res.body.error]).toEqual([409, 'refund_in_progress']);
+    expect(await linesOf(lines, 2)).toEqual([
+      {
+        level: WARN,
+        msg: 'request answered after a failure',
+        err: { message: 'refund_in_progress: Stripe did not answer' },
+      },
+      { level: WARN, msg: 'request completed', res: { statusCode: 409 }, error: 'refund_in_progress' },
+    ]);
+  });
+
   it('when the request deadline answers 503, then it carries Retry-After: 1, and the work it cut off is logged at warn, not error', async () => {
     const { app, lines } = appLogging();
     const res = await request(app).get('/cut-off');
@@ -177,5 +196,43 @@ describe('request logging and 5xx answers', () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+
+  it('when a Stripe error carrying a PaymentIntent is logged, itself or as a cause, then its client_secret is not', async () => {
+    const chunks: string[] = [];
+    const logger = createLogger(
+      'info',
+      'api',
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          chunks.push(chunk.toString('utf8'));
+          done();
+        },
+      }),
+    );
+    const declined = () =>
+      new Stripe.errors.StripeCardError({
+        type: 'card_error',
+        message: 'Your card was declined.',
+        code: 'card_declined',
+        payment_intent: { id: 'pi_123', client_secret: 'pi_123_secret_SHOULD_NOT_LEAK' },
+        setup_intent: { id: 'seti_123', client_secret: 'seti_123_secret_SHOULD_NOT_LEAK' },
+      } as never);
+    const app = express().use(requestLogger(logger));
+    app.get('/thrown', () => {
+      throw declined();
+    });
+    app.get('/as-cause', () => {
+      throw new AppError('service_unavailable', undefined, { cause: declined() });
+    });
+    app.use(errorHandler);
+
+    await request(app).get('/thrown').expect(500);
+    await request(app).get('/as-cause').expect(503);
+
+    const text = chunks.join('');
+    expect(text).toContain('Your card was declined.');
+    expect(text).toContain('pi_123');
+    expect(text).not.toContain('SHOULD_NOT_LEAK');
   });
 });

@@ -334,10 +334,14 @@ async function askProvider(
     if (!refused) {
       // No answer, or Stripe's own failure: the refund may exist. It stays pending (its value
       // held) for the refund notifications, which find it by its order_refund_id.
-      throw new AppError('refund_in_progress', {
-        refund_id: refund.id,
-        message: 'the payment provider did not answer; the refund stays pending until it reports the outcome',
-      });
+      throw new AppError(
+        'refund_in_progress',
+        {
+          refund_id: refund.id,
+          message: 'the payment provider did not answer; the refund stays pending until it reports the outcome',
+        },
+        { cause: error },
+      );
     }
     await deps.db.$transaction((tx) =>
       completeOrderRefund(tx, refund.id, { status: 'failed', providerRefundId: null }),

@@ -2,19 +2,32 @@ import { AppError } from '@booking/domain';
 import Stripe from 'stripe';
 
 /**
- * Stripe's answers as ours: a refusal (4xx, say an amount under its minimum charge) is 502
- * payment_provider_error with Stripe's code, so the widget can show why; no answer or a Stripe
- * 5xx is 503, worth retrying.
+ * Stripe's failures that are ours, not the request's: no answer, its own 5xx, its refusal of the
+ * service's key (401, 403: a revoked or restricted key, whose message names the key's last
+ * digits) and its rate limit (429). Each is 503, logged at error with Stripe's error, and never
+ * shown to the client.
+ */
+function serviceFailure(error: InstanceType<typeof Stripe.errors.StripeError>): boolean {
+  return (
+    error instanceof Stripe.errors.StripeConnectionError ||
+    error instanceof Stripe.errors.StripeAuthenticationError ||
+    error instanceof Stripe.errors.StripePermissionError ||
+    error instanceof Stripe.errors.StripeRateLimitError ||
+    (error.statusCode ?? 500) >= 500
+  );
+}
+
+/**
+ * Stripe's answers as ours: a refusal of the request (4xx, say an amount under its minimum
+ * charge) is 502 payment_provider_error with Stripe's code, so the widget can show why; a failure
+ * of the service's own (see serviceFailure) is 503, worth retrying.
  */
 export async function providerCall<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    if (error instanceof Stripe.errors.StripeConnectionError) {
-      throw new AppError('service_unavailable', undefined, { cause: error });
-    }
     if (error instanceof Stripe.errors.StripeError) {
-      if ((error.statusCode ?? 500) >= 500) throw new AppError('service_unavailable', undefined, { cause: error });
+      if (serviceFailure(error)) throw new AppError('service_unavailable', undefined, { cause: error });
       throw new AppError('payment_provider_error', { provider_code: error.code ?? null, message: error.message });
     }
     throw error;

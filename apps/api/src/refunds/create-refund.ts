@@ -26,9 +26,10 @@ export interface Reserved {
 /** What the provider's refund says: final, or still pending. */
 export type ProviderOutcome = FinalOutcome | { status: 'pending'; providerRefundId: string };
 
-/** What asking gave: the provider's outcome (with its error when it refused), or no answer at all. */
+/** What asking gave: the provider's outcome (with its error when it refused), or no answer at all (and why). */
 export type ProviderAnswer =
-  (ProviderOutcome & { providerError?: { provider_code: string | null; message: string } }) | { status: 'unknown' };
+  | (ProviderOutcome & { providerError?: { provider_code: string | null; message: string } })
+  | { status: 'unknown'; cause: unknown };
 
 /**
  * Refunds (part of) a booking's card payment through the provider.
@@ -85,10 +86,14 @@ export async function recordProviderAnswer(
 
   const body = await refundView(deps.db, refundId);
   if (answer.status === 'unknown' && body.status === 'pending') {
-    throw new AppError('refund_in_progress', {
-      refund_id: refundId,
-      message: 'the payment provider did not answer; the refund stays pending until it reports the outcome',
-    });
+    throw new AppError(
+      'refund_in_progress',
+      {
+        refund_id: refundId,
+        message: 'the payment provider did not answer; the refund stays pending until it reports the outcome',
+      },
+      { cause: answer.cause },
+    );
   }
   if (body.status === 'failed') {
     throw new AppError('payment_provider_error', {
@@ -149,12 +154,15 @@ export async function askProvider(stripe: Stripe, bookingId: string, reserved: R
   } catch (error) {
     // No answer, or the provider's own failure (5xx): the refund may or may not have happened,
     // so it stays pending for the provider's notification rather than being released.
-    if (error instanceof Stripe.errors.StripeConnectionError) return { status: 'unknown' };
-    if (error instanceof Stripe.errors.StripeError && (error.statusCode ?? 0) >= 500) return { status: 'unknown' };
+    if (error instanceof Stripe.errors.StripeConnectionError) return { status: 'unknown', cause: error };
+    if (error instanceof Stripe.errors.StripeError && (error.statusCode ?? 0) >= 500) {
+      return { status: 'unknown', cause: error };
+    }
     // The key is in use: by a request still running (409), or by one made with other parameters
     // (idempotency_error). Either way a refund under this key may exist: not a refusal.
-    if (error instanceof Stripe.errors.StripeIdempotencyError) return { status: 'unknown' };
-    if (error instanceof Stripe.errors.StripeError && error.statusCode === 409) return { status: 'unknown' };
+    if (error instanceof Stripe.errors.StripeIdempotencyError) return { status: 'unknown', cause: error };
+    if (error instanceof Stripe.errors.StripeError && error.statusCode === 409)
+      return { status: 'unknown', cause: error };
     if (error instanceof Stripe.errors.StripeError) {
       return { status: 'failed', providerError: { provider_code: error.code ?? null, message: error.message } };
     }

@@ -69,10 +69,14 @@ async function findAtProvider(
     // shows no refund): the refund stays as it is.
     const unanswered = error instanceof Stripe.errors.StripeConnectionError || (error.statusCode ?? 0) >= 500;
     if (unanswered) {
-      throw new AppError('refund_in_progress', {
-        refund_id: refund.id,
-        message: 'the payment provider did not answer; the refund stays pending, try again later',
-      });
+      throw new AppError(
+        'refund_in_progress',
+        {
+          refund_id: refund.id,
+          message: 'the payment provider did not answer; the refund stays pending, try again later',
+        },
+        { cause: error },
+      );
     }
     throw new AppError('payment_provider_error', {
       refund_id: refund.id,
