@@ -35,6 +35,11 @@ export function createLogger(level: string, service: string, destination?: Desti
           '*.signing_secret',
           '*.secret',
           '*.password',
+          // Stripe's errors carry the PaymentIntent, SetupIntent or Source they are about, each
+          // with its client_secret, as fields and again in `raw`; an err logs them.
+          '*.client_secret',
+          'err.*.client_secret',
+          'err.raw.*.client_secret',
         ],
       },
     },
