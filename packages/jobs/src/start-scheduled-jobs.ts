@@ -103,7 +103,7 @@ export async function startScheduledJobs(options: ScheduledJobsOptions): Promise
       throw error;
     }
     metrics.finished(job.name, true, (Date.now() - started) / 1000);
-    log.info({ ...summary, durationMs: Date.now() - started }, 'scheduled job done');
+    log.info({ jobId: job.id, ...summary, durationMs: Date.now() - started }, 'scheduled job done');
     return summary;
   };
 
