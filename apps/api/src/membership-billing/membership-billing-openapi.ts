@@ -28,7 +28,8 @@ export const membershipBillingOpenApi: OpenApiFeature = {
         membership_not_active: 'the membership is not live (pending payment, ended, expired or cancelled)',
         payments_not_configured: 'a recurring membership, and Stripe is not configured',
         payment_provider_error: 'Stripe refused the cancellation (detail: provider_code, message)',
-        service_unavailable: 'Stripe did not answer; nothing was changed, retry',
+        service_unavailable:
+          "Stripe did not answer, failed, refused the service's key or rate-limited it; nothing was changed, retry",
       },
     },
   ],

@@ -23,7 +23,8 @@ export const paymentsOpenApi: OpenApiFeature = {
         booking_not_payable: 'the booking is not held: already confirmed, cancelled or refunded',
         payment_provider_error:
           'Stripe refused the PaymentIntent, e.g. an amount under its minimum charge (detail: provider_code, message)',
-        service_unavailable: 'Stripe, PostgreSQL or Redis did not answer in time; retry with the same Idempotency-Key',
+        service_unavailable:
+          "Stripe did not answer, failed, refused the service's key or rate-limited it, or PostgreSQL or Redis did not answer in time; retry with the same Idempotency-Key",
         payments_not_configured: notConfigured,
       },
       idempotency: 'Scoped to the route and the client address',
