@@ -4,6 +4,7 @@ import type { Db, Tx } from '@booking/db';
 import { AppError } from '@booking/domain';
 import { recordEvent } from '@booking/events';
 import Stripe from 'stripe';
+import { providerRefusal } from '../payments/provider-call';
 import { lockGiftCard, lockOpenShift, lockOrder, lockWallets, type LockedOrder, type LockedWallet } from '../locks';
 import { assertRole, type Operator } from '../operators/api-key-auth';
 import { availableCents, creditWallet, fundsExpiry, holdWalletValue } from '../wallets/wallet-ledger';
@@ -346,11 +347,9 @@ async function askProvider(
     await deps.db.$transaction((tx) =>
       completeOrderRefund(tx, refund.id, { status: 'failed', providerRefundId: null }),
     );
-    throw new AppError('payment_provider_error', {
-      refund_id: refund.id,
-      provider_code: error.code ?? null,
-      message: error.message,
-    });
+    // Refused (Stripe refunded nothing): failed, its value refundable again. A refusal of the
+    // service's own key or rate is answered 503, not shown.
+    throw providerRefusal(error, { refund_id: refund.id });
   }
   const status =
     providerRefund.status === 'succeeded' ? 'succeeded' : providerRefund.status === 'failed' ? 'failed' : null;

@@ -1,6 +1,6 @@
 import { AppError } from '@booking/domain';
 import Stripe from 'stripe';
-import { providerCall } from './provider-call';
+import { providerCall, providerRefusal } from './provider-call';
 
 /** What providerCall turns `error` into: the AppError's code, detail and cause. */
 async function answerTo(error: Error) {
@@ -71,5 +71,35 @@ describe('providerCall', () => {
   it('when the call fails for another reason than Stripe, then that error goes on unchanged', async () => {
     const bug = new TypeError('not a function');
     await expect(providerCall(() => Promise.reject(bug))).rejects.toBe(bug);
+  });
+
+  it("when a refund's refusal is answered, then the refund's id is kept in the detail, and a refused key still never shows", () => {
+    const refused = new Stripe.errors.StripeInvalidRequestError({
+      type: 'invalid_request_error',
+      message: 'Charge ch_1 has already been refunded.',
+      code: 'charge_already_refunded',
+      statusCode: 400,
+    } as never);
+    const revoked = new Stripe.errors.StripeAuthenticationError({
+      type: 'authentication_error',
+      message: 'Invalid API Key provided: sk_live_****abcd',
+      statusCode: 401,
+    } as never);
+    const asAnswer = (error: AppError) => ({ code: error.code, detail: error.detail, cause: error.cause });
+
+    expect(asAnswer(providerRefusal(refused, { refund_id: 'r1' }))).toEqual({
+      code: 'payment_provider_error',
+      detail: {
+        refund_id: 'r1',
+        provider_code: 'charge_already_refunded',
+        message: 'Charge ch_1 has already been refunded.',
+      },
+      cause: undefined,
+    });
+    expect(asAnswer(providerRefusal(revoked, { refund_id: 'r1' }))).toEqual({
+      code: 'service_unavailable',
+      detail: { refund_id: 'r1' },
+      cause: revoked,
+    });
   });
 });

@@ -18,17 +18,32 @@ function serviceFailure(error: InstanceType<typeof Stripe.errors.StripeError>): 
 }
 
 /**
- * Stripe's answers as ours: a refusal of the request (4xx, say an amount under its minimum
- * charge) is 502 payment_provider_error with Stripe's code, so the widget can show why; a failure
- * of the service's own (see serviceFailure) is 503, worth retrying.
+ * Stripe's error as our answer: a refusal of the request (4xx, say an amount under its minimum
+ * charge) is 502 payment_provider_error with Stripe's code and message (and `detail`'s fields),
+ * so the caller can show why; a failure of the service's own (see serviceFailure) is 503, worth
+ * retrying, with Stripe's error as its cause.
  */
+export function providerRefusal(
+  error: InstanceType<typeof Stripe.errors.StripeError>,
+  detail: Record<string, unknown> = {},
+): AppError {
+  if (serviceFailure(error)) {
+    return new AppError('service_unavailable', Object.keys(detail).length > 0 ? detail : undefined, { cause: error });
+  }
+  return new AppError('payment_provider_error', {
+    ...detail,
+    provider_code: error.code ?? null,
+    message: error.message,
+  });
+}
+
+/** Runs a Stripe call, its errors as our answers (providerRefusal). */
 export async function providerCall<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
     if (error instanceof Stripe.errors.StripeError) {
-      if (serviceFailure(error)) throw new AppError('service_unavailable', undefined, { cause: error });
-      throw new AppError('payment_provider_error', { provider_code: error.code ?? null, message: error.message });
+      throw providerRefusal(error);
     }
     throw error;
   }

@@ -1,6 +1,7 @@
 import type { Db, Tx } from '@booking/db';
 import { AppError, assertBookingAllows } from '@booking/domain';
 import Stripe from 'stripe';
+import { providerRefusal } from '../payments/provider-call';
 import type { HoldStore } from '../holds/hold-store';
 import { ANY_TENANT, lockBooking, lockCardPayment } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
@@ -28,7 +29,7 @@ export type ProviderOutcome = FinalOutcome | { status: 'pending'; providerRefund
 
 /** What asking gave: the provider's outcome (with its error when it refused), or no answer at all (and why). */
 export type ProviderAnswer =
-  | (ProviderOutcome & { providerError?: { provider_code: string | null; message: string } })
+  | (ProviderOutcome & { providerError?: InstanceType<typeof Stripe.errors.StripeError> })
   | { status: 'unknown'; cause: unknown };
 
 /**
@@ -96,10 +97,10 @@ export async function recordProviderAnswer(
     );
   }
   if (body.status === 'failed') {
-    throw new AppError('payment_provider_error', {
-      refund_id: refundId,
-      ...(answer.status === 'failed' && answer.providerError),
-    });
+    const refused = answer.status === 'failed' ? answer.providerError : undefined;
+    throw refused
+      ? providerRefusal(refused, { refund_id: refundId })
+      : new AppError('payment_provider_error', { refund_id: refundId });
   }
   return body;
 }
@@ -164,7 +165,7 @@ export async function askProvider(stripe: Stripe, bookingId: string, reserved: R
     if (error instanceof Stripe.errors.StripeError && error.statusCode === 409)
       return { status: 'unknown', cause: error };
     if (error instanceof Stripe.errors.StripeError) {
-      return { status: 'failed', providerError: { provider_code: error.code ?? null, message: error.message } };
+      return { status: 'failed', providerError: error };
     }
     throw error;
   }

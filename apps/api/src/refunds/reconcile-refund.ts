@@ -1,6 +1,7 @@
 import type { Db } from '@booking/db';
 import { AppError } from '@booking/domain';
 import Stripe from 'stripe';
+import { providerRefusal } from '../payments/provider-call';
 import type { HoldStore } from '../holds/hold-store';
 import type { Operator } from '../operators/api-key-auth';
 import { askProvider, recordProviderAnswer, refundView } from './create-refund';
@@ -78,11 +79,7 @@ async function findAtProvider(
         { cause: error },
       );
     }
-    throw new AppError('payment_provider_error', {
-      refund_id: refund.id,
-      provider_code: error.code ?? null,
-      message: error.message,
-    });
+    throw providerRefusal(error, { refund_id: refund.id });
   }
   return byMetadata;
 }
