@@ -36,10 +36,10 @@ export function createLogger(level: string, service: string, destination?: Desti
           '*.secret',
           '*.password',
           // Stripe's errors carry the PaymentIntent, SetupIntent or Source they are about, each
-          // with its client_secret, as fields and again in `raw`; an err logs them.
+          // with its client_secret, and an err logs its error's fields (its `raw` copy is left
+          // out, and of a cause only the message and stack are kept).
           '*.client_secret',
           'err.*.client_secret',
-          'err.raw.*.client_secret',
         ],
       },
     },

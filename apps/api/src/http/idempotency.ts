@@ -131,7 +131,7 @@ function replay(res: Response, stored: string | null, fingerprint: string, sealK
   markReplayed(res);
   const body = JSON.parse(openSecret(sealKey, record.sealed)) as { error?: unknown };
   // A stored refusal is logged with its code, as it was the first time (see the error handler).
-  if (typeof body.error === 'string') res.locals.errorCode = body.error;
+  if (record.status >= 400 && typeof body.error === 'string') res.locals.errorCode = body.error;
   res.status(record.status).json(body);
 }
 
