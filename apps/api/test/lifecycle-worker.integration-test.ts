@@ -130,27 +130,6 @@ describe('the lifecycle worker process', () => {
   });
 
   it('when the API asks for a job at an exact moment, then the worker runs it then, not at its next tick an hour away', async () => {
-    const customer = await t.deps.db.customer.create({
-      data: { tenantId: demo.tenant.id, email: 'exact-moment@example.com', firstName: 'Ada' },
-    });
-    const walletId = await t.deps.db.$transaction((tx) =>
-      openWallet(tx, { tenantId: demo.tenant.id, customerId: customer.id, currency: 'USD' }),
-    );
-    const payBy = new Date(Date.now() + 4_000);
-    // An online top-up whose payment window closes in four seconds (its PaymentIntent was never made).
-    const order = await t.deps.db.order.create({
-      data: {
-        tenantId: demo.tenant.id,
-        channel: 'online',
-        kind: 'wallet_topup',
-        status: 'pending_payment',
-        customerId: customer.id,
-        walletId,
-        currency: 'USD',
-        totalCents: 2_000,
-        payBy,
-      },
-    });
     const healthPort = await freePort();
     const worker = await startServiceProcess({
       name: 'lifecycle worker (exact moments)',
@@ -163,7 +142,34 @@ describe('the lifecycle worker process', () => {
       },
       readyUrl: `http://127.0.0.1:${healthPort}/healthz`,
     });
+    // Every line it logs (its output keeps only the last few).
+    let logged = '';
+    worker.child.stdout!.on('data', (chunk: Buffer) => (logged += chunk.toString('utf8')));
+    let stopped = false;
     try {
+      // Made once the worker runs, so no tick of its start (the schedule changed) can be what
+      // cancels the order.
+      const customer = await t.deps.db.customer.create({
+        data: { tenantId: demo.tenant.id, email: 'exact-moment@example.com', firstName: 'Ada' },
+      });
+      const walletId = await t.deps.db.$transaction((tx) =>
+        openWallet(tx, { tenantId: demo.tenant.id, customerId: customer.id, currency: 'USD' }),
+      );
+      const payBy = new Date(Date.now() + 3_000);
+      // An online top-up whose payment window closes in three seconds (its PaymentIntent was never made).
+      const order = await t.deps.db.order.create({
+        data: {
+          tenantId: demo.tenant.id,
+          channel: 'online',
+          kind: 'wallet_topup',
+          status: 'pending_payment',
+          customerId: customer.id,
+          walletId,
+          currency: 'USD',
+          totalCents: 2_000,
+          payBy,
+        },
+      });
       // Asked twice, as a retried request would: one run.
       await t.deps.lifecycle.runAt('cancel-unpaid-orders', payBy, `order-${order.id}`);
       await t.deps.lifecycle.runAt('cancel-unpaid-orders', payBy, `order-${order.id}`);
@@ -176,23 +182,20 @@ describe('the lifecycle worker process', () => {
         { timeoutMs: 15_000, what: () => `the exact-moment run to cancel the order:\n${worker.output.join('\n')}` },
       );
       expect(cancelled.cancelledAt!.getTime()).toBeGreaterThanOrEqual(payBy.getTime());
-      // Every run of the job asked for that moment, whatever it found to do: a second run
-      // would find the order cancelled already and log `cancelled: 0`.
-      const runs = () =>
-        worker.output
-          .flatMap(jsonLine)
-          .filter(
-            (entry) => entry.msg === 'scheduled job done' && entry.jobId === `cancel-unpaid-orders-order-${order.id}`,
-          );
-      // The run logs what it did once its transaction has committed: the order is cancelled a
-      // moment before the line is written.
-      await waitUntil(() => runs().length > 0, {
-        timeoutMs: 5_000,
-        what: () => `the run's log line:\n${worker.output.join('\n')}`,
-      });
-      expect(runs().map((entry) => entry.cancelled)).toEqual([1]);
-    } finally {
+      // Every run of the job asked for that moment, whatever it found to do (a second run would
+      // find the order cancelled already and log `cancelled: 0`), counted once the worker has
+      // stopped, which waits for a running job.
       await worker.stop(10_000);
+      stopped = true;
+      const runs = logged
+        .split('\n')
+        .flatMap(jsonLine)
+        .filter(
+          (entry) => entry.msg === 'scheduled job done' && entry.jobId === `cancel-unpaid-orders-order-${order.id}`,
+        );
+      expect(runs.map((entry) => entry.cancelled)).toEqual([1]);
+    } finally {
+      if (!stopped) await worker.stop(10_000);
     }
   });
 });
