@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { AppError } from '@booking/domain';
+import express from 'express';
+import pino from 'pino';
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import {
@@ -14,6 +17,10 @@ import {
   within,
 } from '@booking/test-kit';
 import { holdKeys } from '../src/holds/hold-store';
+import { errorHandler } from '../src/http/error-handler';
+import { idempotencyFor } from '../src/http/idempotency';
+import { requestDeadline } from '../src/http/request-deadline';
+import { requestLogger } from '../src/http/request-logger';
 
 type Experience = DemoTenant['experiences'][number];
 
@@ -425,5 +432,47 @@ describe('Idempotency-Key on POST /api/bookings/hold and POST /api/bookings', ()
       expect(otherKey.body.hold_id).not.toBe(first.body.hold_id);
       expect(await seatsRemaining(short, demo, experience, slot.id)).toBe(24 - 2);
     });
+  });
+});
+
+describe('Idempotency-Key and the request deadline', () => {
+  let t: TestApp;
+
+  beforeAll(() => {
+    t = createTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('when a request is refused (4xx) after its deadline answered 503, then a retry with its key gets that refusal, not an in-flight conflict', async () => {
+    // The API's own middleware around a route that refuses only after its deadline.
+    const app = express()
+      .use(requestLogger(pino({ level: 'silent' })))
+      .use(requestDeadline(150))
+      .use(express.json());
+    app.post('/late-refusal', idempotencyFor(t.deps.redis, t.deps.config)('late-refusal'), async () => {
+      await sleep(300);
+      throw new AppError('slot_not_found');
+    });
+    app.use(errorHandler);
+    const key = randomUUID();
+    const send = () => request(app).post('/late-refusal').set('Idempotency-Key', key).send({ n: 1 });
+
+    const first = await send();
+    expect([first.status, first.body.error]).toEqual([503, 'service_unavailable']);
+
+    // Once the late refusal is stored (IDEMPOTENCY_IN_FLIGHT_SECONDS would otherwise keep the key
+    // in flight for a minute), the retry replays it.
+    const retry = await waitUntil(
+      async () => {
+        const res = await send();
+        return res.status !== 409 && res;
+      },
+      { timeoutMs: 5_000, intervalMs: 100, what: 'the retry to stop meeting an in-flight key' },
+    );
+    expect([retry.status, retry.body.error, retry.headers['idempotent-replayed']]).toEqual([
+      404,
+      'slot_not_found',
+      'true',
+    ]);
   });
 });

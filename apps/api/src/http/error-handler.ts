@@ -74,7 +74,10 @@ export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
   } else if (error instanceof AppError && error.cause !== undefined) {
     req.log.warn({ err: error }, 'request answered after a failure');
   }
-  if (res.headersSent) return;
+  // Answered already, nothing more can be sent; but what the request deadline answered for still
+  // goes to the idempotency record (captureResponse), so a retry finds the late refusal instead of
+  // an in-flight key. The deadline drops the late headers and body.
+  if (res.headersSent && !timedOut(res)) return;
   // The request's summary line (request-logger) names the code it was answered.
   res.locals.errorCode = appError.code;
   if (appError.code === 'service_unavailable') askToRetryLater(res);
