@@ -475,4 +475,23 @@ describe('Idempotency-Key and the request deadline', () => {
       'true',
     ]);
   });
+
+  it('when a request fails (5xx) after its deadline answered 503, then its key stays in flight: the work may have been done', async () => {
+    const app = express()
+      .use(requestLogger(pino({ level: 'silent' })))
+      .use(requestDeadline(150))
+      .use(express.json());
+    app.post('/late-failure', idempotencyFor(t.deps.redis, t.deps.config)('late-failure'), async () => {
+      await sleep(300);
+      throw new Error('the work failed after the deadline');
+    });
+    app.use(errorHandler);
+    const key = randomUUID();
+    const send = () => request(app).post('/late-failure').set('Idempotency-Key', key).send({ n: 1 });
+
+    expect((await send()).status).toBe(503);
+    await sleep(500); // past the late failure, which nothing can be awaited for from here
+    const retry = await send();
+    expect([retry.status, retry.body.error]).toEqual([409, 'idempotency_request_in_progress']);
+  });
 });

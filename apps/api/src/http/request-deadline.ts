@@ -13,8 +13,7 @@ const deadlines = new AsyncLocalStorage<number>();
  *
  * The handler keeps running: before answering, this sets `res.locals.timedOut` (see `timedOut`)
  * so that the idempotency middleware can keep the key in flight and store the late answer for a
- * retry. Whatever the late handler sends after that is dropped: headers it sets are ignored
- * (Node would throw ERR_HTTP_HEADERS_SENT), and Node ignores a second end of the response.
+ * retry. Whatever the late handler sends after that is dropped (see dropLateAnswer).
  *
  * The deadline is also the request's time budget for its transactions (see `timeLeftMs`), so no
  * transaction of the request sends its COMMIT after its client was told 503.
@@ -26,6 +25,7 @@ export function requestDeadline(timeoutMs: number): RequestHandler {
       if (res.headersSent) return;
       res.locals.timedOut = true;
       res.locals.errorCode = 'service_unavailable';
+      dropLateAnswer(res);
       askToRetryLater(res);
       res.status(503).json({
         error: 'service_unavailable',
@@ -34,12 +34,24 @@ export function requestDeadline(timeoutMs: number): RequestHandler {
     }, timeoutMs);
     // Answered, or the client went away: there is no one left to answer.
     res.once('close', () => clearTimeout(timer));
-
-    const setHeader = res.setHeader.bind(res);
-    res.setHeader = (name, value) => (res.headersSent && timedOut(res) ? res : setHeader(name, value));
-
     deadlines.run(deadline, next);
   };
+}
+
+/**
+ * From the moment the deadline's 503 is sent (which the idempotency middleware may hold back
+ * until it has kept the key in flight), what the late handler sends is dropped: a header (Node
+ * would throw ERR_HTTP_HEADERS_SENT) and a body (on a finished response Node raises
+ * write-after-end as an 'error' event of the response, which nothing listens for, until the
+ * response has closed).
+ */
+function dropLateAnswer(res: Response): void {
+  const setHeader = res.setHeader.bind(res);
+  const write = res.write.bind(res);
+  const end = res.end.bind(res);
+  res.setHeader = (name, value) => (res.headersSent ? res : setHeader(name, value));
+  res.write = ((...args: Parameters<typeof write>) => (res.headersSent ? true : write(...args))) as typeof res.write;
+  res.end = ((...args: Parameters<typeof end>) => (res.headersSent ? res : end(...args))) as typeof res.end;
 }
 
 /** True once the request deadline answered 503 for this request. */
