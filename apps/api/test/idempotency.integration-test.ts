@@ -443,19 +443,26 @@ describe('Idempotency-Key and the request deadline', () => {
   });
   afterAll(() => t.close());
 
-  it('when a request is refused (4xx) after its deadline answered 503, then a retry with its key gets that refusal, not an in-flight conflict', async () => {
-    // The API's own middleware around a route that refuses only after its deadline.
+  /**
+   * The API's own middleware around one idempotent route whose work throws `failure` 300 ms in,
+   * past a 150 ms deadline; sends its request with one Idempotency-Key, as often as asked.
+   */
+  function lateRoute(failure: Error): () => request.Test {
     const app = express()
       .use(requestLogger(pino({ level: 'silent' })))
       .use(requestDeadline(150))
       .use(express.json());
-    app.post('/late-refusal', idempotencyFor(t.deps.redis, t.deps.config)('late-refusal'), async () => {
+    app.post('/late', idempotencyFor(t.deps.redis, t.deps.config)(`late-${randomUUID()}`), async () => {
       await sleep(300);
-      throw new AppError('slot_not_found');
+      throw failure;
     });
     app.use(errorHandler);
     const key = randomUUID();
-    const send = () => request(app).post('/late-refusal').set('Idempotency-Key', key).send({ n: 1 });
+    return () => request(app).post('/late').set('Idempotency-Key', key).send({ n: 1 });
+  }
+
+  it('when a request is refused (4xx) after its deadline answered 503, then a retry with its key gets that refusal, not an in-flight conflict', async () => {
+    const send = lateRoute(new AppError('slot_not_found'));
 
     const first = await send();
     expect([first.status, first.body.error]).toEqual([503, 'service_unavailable']);
@@ -477,17 +484,7 @@ describe('Idempotency-Key and the request deadline', () => {
   });
 
   it('when a request fails (5xx) after its deadline answered 503, then its key stays in flight: the work may have been done', async () => {
-    const app = express()
-      .use(requestLogger(pino({ level: 'silent' })))
-      .use(requestDeadline(150))
-      .use(express.json());
-    app.post('/late-failure', idempotencyFor(t.deps.redis, t.deps.config)('late-failure'), async () => {
-      await sleep(300);
-      throw new Error('the work failed after the deadline');
-    });
-    app.use(errorHandler);
-    const key = randomUUID();
-    const send = () => request(app).post('/late-failure').set('Idempotency-Key', key).send({ n: 1 });
+    const send = lateRoute(new Error('the work failed after the deadline'));
 
     expect((await send()).status).toBe(503);
     await sleep(500); // past the late failure, which nothing can be awaited for from here
