@@ -72,7 +72,7 @@ function appLogging(deadlineMs = 200) {
   return { app, lines, slow };
 }
 
-/** The lines logged for `path` once its summary line is written (on the response's close). */
+/** The lines logged so far, once `count` are in (a summary line is written on the response's close). */
 async function linesOf(lines: Line[], count: number): Promise<Line[]> {
   for (let waited = 0; lines.length < count && waited < 2_000; waited += 10) {
     await new Promise((resolve) => setTimeout(resolve, 10));

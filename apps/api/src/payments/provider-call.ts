@@ -25,11 +25,9 @@ function serviceFailure(error: InstanceType<typeof Stripe.errors.StripeError>): 
  */
 export function providerRefusal(
   error: InstanceType<typeof Stripe.errors.StripeError>,
-  detail: Record<string, unknown> = {},
+  detail?: Record<string, unknown>,
 ): AppError {
-  if (serviceFailure(error)) {
-    return new AppError('service_unavailable', Object.keys(detail).length > 0 ? detail : undefined, { cause: error });
-  }
+  if (serviceFailure(error)) return new AppError('service_unavailable', detail, { cause: error });
   return new AppError('payment_provider_error', {
     ...detail,
     provider_code: error.code ?? null,
