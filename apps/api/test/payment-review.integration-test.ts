@@ -115,6 +115,30 @@ describe('a card payment that lands on a booking already paid another way', () =
     fake.failNextRefunds(0);
   });
 
+  it('when the refund of a card that cleared after the till took cash fails, then the redelivery refunds it and the reissue may go ahead', async () => {
+    const held = await heldWithIntent(5);
+    await payCashAtTill(held.bookingId, held.totalCents);
+    const event = signedPaymentSucceededEvent(fake.succeed(held.intentId), { secret: WEBHOOK_SECRET });
+    fake.failNextRefunds(10);
+    expect((await deliver(event)).status).toBeGreaterThanOrEqual(500);
+    fake.failNextRefunds(0);
+
+    const redelivered = await deliver(event);
+
+    expect(redelivered.status).toBe(200);
+    expect(fake.refunds.filter((r) => r.payment_intent === held.intentId)).toHaveLength(1);
+    const card = await t.deps.db.payment.findFirstOrThrow({ where: { bookingId: held.bookingId, method: 'card' } });
+    expect([card.status, card.refundDue]).toEqual(['refunded', true]);
+    expect((await deliver(event)).status).toBe(200);
+    expect(fake.refunds.filter((r) => r.payment_intent === held.intentId)).toHaveLength(1);
+    // The card money is back: the cash alone is reissued.
+    const reissue = await request(t.app)
+      .post(`/api/bookings/${held.bookingId}/reissue-gift-card`)
+      .set('Authorization', bearer(demo.api_keys.manager));
+    expect(reissue.status).toBe(200);
+    expect(reissue.body.gift_card.balance_cents).toBe(held.totalCents);
+  });
+
   it('when an id is a urn:uuid, then it is refused at the edge with 400, never a database error', async () => {
     const urn = 'urn:uuid:6e8bc430-9c3a-11d9-9669-0800200c9a66';
     const { experience } = kayak(demo);

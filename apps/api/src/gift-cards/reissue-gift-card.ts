@@ -81,9 +81,9 @@ async function lockPaidAmount(tx: Tx, booking: LockedBooking): Promise<number> {
   if (await tx.refund.count({ where: { bookingId: booking.id, status: 'pending' } })) {
     throw new AppError('refund_in_progress', 'a refund of this booking is waiting for the payment provider');
   }
-  // A card payment that arrived too late (review_reason) is being refunded automatically:
-  // reissuing it as a gift card as well would pay it out twice.
-  if (booking.reviewReason) {
+  // A card payment that arrived too late is being refunded automatically: reissuing it as a
+  // gift card as well would pay it out twice. Once refunded, it is no longer among these.
+  if (payments.some((payment) => payment.refundDue)) {
     throw new AppError('refund_in_progress', 'a late card payment of this booking is being refunded automatically');
   }
   return payments.reduce((sum, payment) => sum + payment.amountCents - payment.refundedCents, 0);

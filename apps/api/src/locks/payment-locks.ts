@@ -8,6 +8,8 @@ export interface LockedPayment {
   amountCents: number;
   refundedCents: number;
   providerReference: string | null;
+  /** Could not be kept: refunded automatically (see handle-payment-succeeded). */
+  refundDue: boolean;
 }
 
 interface PaymentRow {
@@ -17,6 +19,7 @@ interface PaymentRow {
   amount_cents: number;
   refunded_cents: number;
   provider_reference: string | null;
+  refund_due: boolean;
 }
 
 const paymentOf = (row: PaymentRow): LockedPayment => ({
@@ -26,13 +29,14 @@ const paymentOf = (row: PaymentRow): LockedPayment => ({
   amountCents: row.amount_cents,
   refundedCents: row.refunded_cents,
   providerReference: row.provider_reference,
+  refundDue: row.refund_due,
 });
 
 /** Locks a booking's succeeded payments (all methods), in id order. */
 export async function lockSucceededPayments(tx: Tx, bookingId: string): Promise<LockedPayment[]> {
   claimLock(tx, 'payment');
   const rows = await tx.$queryRaw<PaymentRow[]>`
-    SELECT id, method::text AS method, status::text AS status, amount_cents, refunded_cents, provider_reference
+    SELECT id, method::text AS method, status::text AS status, amount_cents, refunded_cents, provider_reference, refund_due
     FROM payments WHERE booking_id = ${bookingId}::uuid AND status = 'succeeded'
     ORDER BY id FOR UPDATE`;
   return rows.map(paymentOf);
@@ -42,7 +46,7 @@ export async function lockSucceededPayments(tx: Tx, bookingId: string): Promise<
 export async function lockCardPayment(tx: Tx, bookingId: string): Promise<LockedPayment | undefined> {
   claimLock(tx, 'payment');
   const [row] = await tx.$queryRaw<PaymentRow[]>`
-    SELECT id, method::text AS method, status::text AS status, amount_cents, refunded_cents, provider_reference
+    SELECT id, method::text AS method, status::text AS status, amount_cents, refunded_cents, provider_reference, refund_due
     FROM payments
     WHERE booking_id = ${bookingId}::uuid AND method = 'card' AND provider_reference IS NOT NULL
     ORDER BY created_at LIMIT 1 FOR UPDATE`;
@@ -53,7 +57,7 @@ export async function lockCardPayment(tx: Tx, bookingId: string): Promise<Locked
 export async function lockPaymentByReference(tx: Tx, providerReference: string): Promise<LockedPayment | undefined> {
   claimLock(tx, 'payment');
   const [row] = await tx.$queryRaw<PaymentRow[]>`
-    SELECT id, method::text AS method, status::text AS status, amount_cents, refunded_cents, provider_reference
+    SELECT id, method::text AS method, status::text AS status, amount_cents, refunded_cents, provider_reference, refund_due
     FROM payments WHERE provider_reference = ${providerReference} FOR UPDATE`;
   return row && paymentOf(row);
 }

@@ -20,7 +20,7 @@ type Outcome =
  * the seats were sold meanwhile, confirming would oversell: the booking is marked for review and
  * the payment refunded instead, so no money is kept for nothing. The refund call happens after
  * the commit; if it fails we answer 500, the provider delivers again, and the redelivery retries
- * the refund (the provider's idempotency key makes that safe).
+ * the refund (payments.refund_due marks it; a second full refund is refused by the provider).
  */
 export async function handlePaymentSucceeded(deps: Deps, eventId: string, intent: Stripe.PaymentIntent): Promise<void> {
   const bookingId = intent.metadata?.booking_id;
@@ -36,11 +36,19 @@ export async function handlePaymentSucceeded(deps: Deps, eventId: string, intent
     const payment = await tx.payment.findUnique({ where: { providerReference: intent.id } });
 
     if (first === 0 || payment) {
-      // Seen before. Only an automatic refund that did not go through is left to do.
-      const refundPending =
-        payment?.status === 'succeeded' && booking.reviewReason !== null && booking.status !== 'confirmed';
+      // Seen before. Only an automatic refund that did not go through is left to do, whatever
+      // became of the booking since (one paid at the till meanwhile stays confirmed).
+      const refundPending = payment?.status === 'succeeded' && payment.refundDue;
       return refundPending ? { kind: 'refund', bookingId } : { kind: 'ignored' };
     }
+    const fits =
+      bookingAllows(booking.status, 'pay') &&
+      (await lockSlotAndCheckSeats(tx, deps.holds, {
+        tenantId: booking.tenantId,
+        slotId: booking.slotId,
+        seats: booking.guestCount,
+        exceptHoldId: booking.holdId,
+      }));
     await tx.payment.create({
       data: {
         tenantId: booking.tenantId,
@@ -50,16 +58,9 @@ export async function handlePaymentSucceeded(deps: Deps, eventId: string, intent
         amountCents: paidCents,
         currency: booking.currency,
         status: 'succeeded',
+        refundDue: !fits,
       },
     });
-    const fits =
-      bookingAllows(booking.status, 'pay') &&
-      (await lockSlotAndCheckSeats(tx, deps.holds, {
-        tenantId: booking.tenantId,
-        slotId: booking.slotId,
-        seats: booking.guestCount,
-        exceptHoldId: booking.holdId,
-      }));
     if (!fits) {
       const reason = booking.status === 'held' ? 'seats_unavailable_at_payment' : `paid_while_${booking.status}`;
       await tx.booking.update({ where: { id: bookingId }, data: { reviewReason: reason } });
