@@ -51,8 +51,10 @@ function start() {
       server.closeIdleConnections();
     }, drainMs);
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM', config.shutdownDrainMs));
-  process.once('SIGINT', () => shutdown('SIGINT', 0));
+  // `on`, not `once`: a repeated signal must find our listener, which ignores it, rather than
+  // none (under the tsx CLI, a signal nobody listens for exits the process mid-drain).
+  process.on('SIGTERM', () => shutdown('SIGTERM', config.shutdownDrainMs));
+  process.on('SIGINT', () => shutdown('SIGINT', 0));
 }
 
 try {
