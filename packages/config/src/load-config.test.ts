@@ -139,6 +139,21 @@ describe('loadConfig', () => {
     );
   });
 
+  it.each(['TOKEN_SIGNING_SECRET', 'WEBHOOK_SECRET_KEY'])(
+    "when running in production with docker-compose's placeholder %s, then it refuses to start",
+    (name) => {
+      const env = { NODE_ENV: 'production', TOKEN_SIGNING_SECRET: STRONG_SECRET, WEBHOOK_SECRET_KEY: STRONG_SECRET };
+      const placeholder = { ...env, [name]: 'replace-me-with-a-random-secret-of-32-or-more-characters' };
+      expect(configErrorOf(() => loadConfig(placeholder))).toContain(`${name}: must be set in production`);
+    },
+  );
+
+  it('when a URL with a password cannot be parsed, then the error names the setting but not the password', () => {
+    const message = configErrorOf(() => loadConfig({ DATABASE_URL: 'postgresql://booking:p#ss@db/booking' }));
+    expect(message).toContain('DATABASE_URL:');
+    expect(message).not.toContain('p#ss');
+  });
+
   it('when running in production with a strong TOKEN_SIGNING_SECRET, then it loads', () => {
     const config = loadConfig({
       NODE_ENV: 'production',

@@ -78,6 +78,10 @@ export const REDIS_TIMEOUT_DEFAULTS = { connectTimeoutMs: 5_000, commandTimeoutM
 
 const DEV_SIGNING_SECRET = 'dev-only-token-signing-secret-change-me';
 const DEV_WEBHOOK_SECRET_KEY = 'dev-only-webhook-secret-encryption-key';
+/** The development defaults above and docker-compose.yml's placeholders: anyone can read them. */
+const PUBLISHED_SECRET = /dev-only|replace-me/;
+/** The user and password of a URL, as quoted in a validation message. */
+const URL_CREDENTIALS = /\/\/[^/\s"]*@/g;
 
 const specs = {
   NODE_ENV: str({ choices: ['development', 'test', 'production'], default: 'development' }),
@@ -258,15 +262,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   const parsed = cleanEnv(env, specs, {
     reporter: ({ errors }) => {
       for (const [name, error] of Object.entries(errors)) {
-        problems.push(`${name}: ${error?.message ?? 'invalid'}`);
+        // envalid quotes the value it refused: a URL's credentials must not reach the logs.
+        problems.push(`${name}: ${(error?.message ?? 'invalid').replace(URL_CREDENTIALS, '//[redacted]@')}`);
       }
     },
   });
-  if (env.NODE_ENV === 'production' && parsed.TOKEN_SIGNING_SECRET === DEV_SIGNING_SECRET) {
-    problems.push('TOKEN_SIGNING_SECRET: must be set in production');
-  }
-  if (env.NODE_ENV === 'production' && parsed.WEBHOOK_SECRET_KEY === DEV_WEBHOOK_SECRET_KEY) {
-    problems.push('WEBHOOK_SECRET_KEY: must be set in production');
+  for (const name of ['TOKEN_SIGNING_SECRET', 'WEBHOOK_SECRET_KEY'] as const) {
+    if (env.NODE_ENV === 'production' && PUBLISHED_SECRET.test(parsed[name])) {
+      problems.push(`${name}: must be set in production (this value is published with the code)`);
+    }
   }
   if (parsed.WEBHOOK_SECRET_KEY.length < 32) {
     problems.push('WEBHOOK_SECRET_KEY: must be at least 32 characters');
