@@ -75,7 +75,6 @@ export type ErrorCode =
   | 'wallet_token_revoked'
   | 'insufficient_wallet_balance'
   | 'insufficient_gift_card_balance'
-  | 'gift_card_held'
   | 'order_not_open'
   | 'order_not_fully_paid'
   | 'order_not_refundable'

@@ -70,7 +70,6 @@ export const ERROR_STATUSES: Record<ErrorCode, number> = {
   wallet_token_revoked: 409,
   insufficient_wallet_balance: 409,
   insufficient_gift_card_balance: 409,
-  gift_card_held: 409,
   order_not_open: 409,
   order_not_fully_paid: 409,
   order_not_refundable: 409,
