@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@booking/domain';
-import express from 'express';
+import express, { type Response } from 'express';
 import pino from 'pino';
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
@@ -444,17 +444,18 @@ describe('Idempotency-Key and the request deadline', () => {
   afterAll(() => t.close());
 
   /**
-   * The API's own middleware around one idempotent route whose work throws `failure` 300 ms in,
-   * past a 150 ms deadline; sends its request with one Idempotency-Key, as often as asked.
+   * The API's own middleware around one idempotent route whose work ends with `answer` (which
+   * answers or throws) 300 ms in, past a 150 ms deadline; sends its request with one
+   * Idempotency-Key, as often as asked.
    */
-  function lateRoute(failure: Error): () => request.Test {
+  function lateRoute(answer: (res: Response) => void): () => request.Test {
     const app = express()
       .use(requestLogger(pino({ level: 'silent' })))
       .use(requestDeadline(150))
       .use(express.json());
-    app.post('/late', idempotencyFor(t.deps.redis, t.deps.config)(`late-${randomUUID()}`), async () => {
+    app.post('/late', idempotencyFor(t.deps.redis, t.deps.config)(`late-${randomUUID()}`), async (_req, res) => {
       await sleep(300);
-      throw failure;
+      answer(res);
     });
     app.use(errorHandler);
     const key = randomUUID();
@@ -462,7 +463,9 @@ describe('Idempotency-Key and the request deadline', () => {
   }
 
   it('when a request is refused (4xx) after its deadline answered 503, then a retry with its key gets that refusal, not an in-flight conflict', async () => {
-    const send = lateRoute(new AppError('slot_not_found'));
+    const send = lateRoute(() => {
+      throw new AppError('slot_not_found');
+    });
 
     const first = await send();
     expect([first.status, first.body.error]).toEqual([503, 'service_unavailable']);
@@ -483,8 +486,31 @@ describe('Idempotency-Key and the request deadline', () => {
     ]);
   });
 
+  it.each([
+    ['without setting a status', (res: Response) => res.json({ done: true }), 200],
+    ['with status 201', (res: Response) => res.status(201).json({ done: true }), 201],
+  ])(
+    'when a request succeeds %s after its deadline answered 503, then a retry with its key gets that answer',
+    async (_how, answer, status) => {
+      const send = lateRoute(answer);
+
+      expect((await send()).status).toBe(503);
+
+      const retry = await waitUntil(
+        async () => {
+          const res = await send();
+          return res.status !== 409 && res;
+        },
+        { timeoutMs: 5_000, intervalMs: 100, what: 'the retry to stop meeting an in-flight key' },
+      );
+      expect([retry.status, retry.body, retry.headers['idempotent-replayed']]).toEqual([status, { done: true }, 'true']);
+    },
+  );
+
   it('when a request fails (5xx) after its deadline answered 503, then its key stays in flight: the work may have been done', async () => {
-    const send = lateRoute(new Error('the work failed after the deadline'));
+    const send = lateRoute(() => {
+      throw new Error('the work failed after the deadline');
+    });
 
     expect((await send()).status).toBe(503);
     await sleep(500); // past the late failure, which nothing can be awaited for from here

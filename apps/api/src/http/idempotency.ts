@@ -4,7 +4,7 @@ import { openSecret, sealSecret } from '@booking/signing';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Cluster, Redis } from 'ioredis';
 import { countReplay } from './counters';
-import { timedOut } from './request-deadline';
+import { answeredStatus, timedOut } from './request-deadline';
 import { routeLabel } from './route-label';
 
 type StoredRecord =
@@ -143,7 +143,7 @@ function replay(res: Response, stored: string | null, fingerprint: string, sealK
 function captureResponse(res: Response, store: (status: number, body: unknown) => Promise<void>): void {
   const send = res.json.bind(res);
   res.json = (body: unknown) => {
-    store(res.statusCode, body)
+    store(answeredStatus(res), body)
       .catch((error: unknown) => res.req.log.warn({ err: error }, 'could not store idempotent response'))
       .finally(() => {
         if (!res.headersSent) send(body);

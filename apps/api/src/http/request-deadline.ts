@@ -25,9 +25,10 @@ export function requestDeadline(timeoutMs: number): RequestHandler {
       if (res.headersSent) return;
       res.locals.timedOut = true;
       res.locals.errorCode = 'service_unavailable';
-      dropLateAnswer(res);
       askToRetryLater(res);
-      res.status(503).json({
+      res.status(503);
+      dropLateAnswer(res);
+      res.json({
         error: 'service_unavailable',
         detail: `no answer within ${timeoutMs} ms; the request may still complete, so retry it with the same Idempotency-Key`,
       });
@@ -43,15 +44,29 @@ export function requestDeadline(timeoutMs: number): RequestHandler {
  * until it has kept the key in flight), what the late handler sends is dropped: a header (Node
  * would throw ERR_HTTP_HEADERS_SENT) and a body (on a finished response Node raises
  * write-after-end as an 'error' event of the response, which nothing listens for, until the
- * response has closed).
+ * response has closed). The status it sets is only noted, for `answeredStatus`.
  */
 function dropLateAnswer(res: Response): void {
+  res.status = ((code: number) => {
+    res.locals.lateStatus = code;
+    return res;
+  }) as typeof res.status;
   const setHeader = res.setHeader.bind(res);
   const write = res.write.bind(res);
   const end = res.end.bind(res);
   res.setHeader = (name, value) => (res.headersSent ? res : setHeader(name, value));
   res.write = ((...args: Parameters<typeof write>) => (res.headersSent ? true : write(...args))) as typeof res.write;
   res.end = ((...args: Parameters<typeof end>) => (res.headersSent ? res : end(...args))) as typeof res.end;
+}
+
+/**
+ * The status of the answer being sent: once the deadline's 503 is out, the one the late handler
+ * set since, or Express's default 200 when it set none (the idempotency record keeps the late
+ * answer for a retry, see idempotency's captureResponse).
+ */
+export function answeredStatus(res: Response): number {
+  if (!timedOut(res) || !res.headersSent) return res.statusCode;
+  return typeof res.locals.lateStatus === 'number' ? res.locals.lateStatus : 200;
 }
 
 /** True once the request deadline answered 503 for this request. */
