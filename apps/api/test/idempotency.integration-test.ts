@@ -503,7 +503,11 @@ describe('Idempotency-Key and the request deadline', () => {
         },
         { timeoutMs: 5_000, intervalMs: 100, what: 'the retry to stop meeting an in-flight key' },
       );
-      expect([retry.status, retry.body, retry.headers['idempotent-replayed']]).toEqual([status, { done: true }, 'true']);
+      expect([retry.status, retry.body, retry.headers['idempotent-replayed']]).toEqual([
+        status,
+        { done: true },
+        'true',
+      ]);
     },
   );
 
