@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import {
+  createTestApp,
   deliverStripeEvent,
   type FakeStripe,
   openShift,
@@ -9,10 +10,12 @@ import {
   postWalletTopUp,
   seedGiftCard,
   seedTenant,
+  SHORT_DEADLINE_ENV,
   signedChargeRefundedEvent,
   signedDisputeCreatedEvent,
   startStripeTestApp,
   stopStripeTestApp,
+  stripeEnv,
   TEST_WEBHOOK_SECRET,
   type TestApp,
   tillCardPayment,
@@ -171,6 +174,41 @@ describe('refunding an online top-up', () => {
     expect(await wallet(topUp.walletId)).toMatchObject({ balanceCents: 1300, heldCents: 0 });
     expect(await events(topUp.walletId, 'wallet.funding_returned')).toHaveLength(1);
     await ledgerAgrees(topUp.walletId);
+  });
+});
+
+describe('a retry of a refund whose first run reserved it and then failed', () => {
+  it('when the first run got Stripe to refund after its deadline answered 503, then its retry settles that refund and pays out nothing more', async () => {
+    const slow = createTestApp({ ...stripeEnv(fake.url), ...SHORT_DEADLINE_ENV });
+    try {
+      const topUp = await paidTopUp(4000);
+      const send = () =>
+        request(slow.app)
+          .post(`/api/v1/orders/${topUp.orderId}/refunds`)
+          .set(as('manager'))
+          .set('Idempotency-Key', `refund-${topUp.orderId}`)
+          .send({ amount_cents: 1500 });
+      fake.delayNextRefunds(1, 1_500);
+
+      expect((await send()).status).toBe(503);
+      // Stripe refunds at 1.5 s, too late for the first run to record it; its key leaves flight at 2 s.
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      const retry = await send();
+
+      expect([retry.status, retry.body.status, retry.headers['idempotent-replayed']]).toEqual([
+        201,
+        'succeeded',
+        'true',
+      ]);
+      expect(fake.refunds.filter((r) => r.payment_intent === topUp.intent.id).map((r) => r.amount)).toEqual([1500]);
+      const refunds = await t.deps.db.orderRefund.findMany({ where: { orderId: topUp.orderId } });
+      expect(refunds.map((r) => [r.id, r.status, r.amountCents])).toEqual([[retry.body.refund_id, 'succeeded', 1500]]);
+      expect(await wallet(topUp.walletId)).toMatchObject({ balanceCents: 2500, heldCents: 0 });
+      await ledgerAgrees(topUp.walletId);
+    } finally {
+      fake.delayNextRefunds(0, 0);
+      await slow.close();
+    }
   });
 });
 

@@ -12,6 +12,7 @@ import {
   keyIdOf,
   type RefundObject,
   seedTenant,
+  SHORT_DEADLINE_ENV,
   signedChargeRefundedEvent,
   signedRefundEvent,
   startFakeStripe,
@@ -600,6 +601,42 @@ describe('refunds through the payment provider', () => {
 
       expect(res.status).toBe(400);
       expect(res.body.error).toBe('invalid_body');
+    });
+  });
+
+  describe('a retry of a refund whose first run reserved it and then failed', () => {
+    it('when the first run got Stripe to refund after its deadline answered 503, then its retry settles that refund and pays out nothing more', async () => {
+      const slow = createTestApp({ ...stripeEnv(fake.url), ...SHORT_DEADLINE_ENV });
+      try {
+        const paid = await cardBooking(demo);
+        const send = () =>
+          request(slow.app)
+            .post('/api/refunds/partial')
+            .set('Authorization', bearer(demo.api_keys.manager))
+            .set('Idempotency-Key', 'refund-once')
+            .send({ booking_id: paid.bookingId, amount_cents: 1_000, keep_booking_active: true });
+        fake.delayNextRefunds(1, 1_500);
+
+        expect((await send()).status).toBe(503);
+        // Stripe refunds at 1.5 s, too late for the first run to record it; its key leaves flight at 2 s.
+        await new Promise((resolve) => setTimeout(resolve, 2_500));
+        const retry = await send();
+
+        expect([retry.status, retry.body.status, retry.headers['idempotent-replayed']]).toEqual([
+          201,
+          'succeeded',
+          'true',
+        ]);
+        expect(fake.refunds.filter((r) => r.payment_intent === paid.intent.id)).toHaveLength(1);
+        const refunds = await t.deps.db.refund.findMany({ where: { bookingId: paid.bookingId } });
+        expect(refunds.map((r) => [r.id, r.status, r.amountCents])).toEqual([
+          [retry.body.refund_id, 'succeeded', 1_000],
+        ]);
+        expect((await cardPayment(paid.bookingId)).refundedCents).toBe(1_000);
+      } finally {
+        fake.delayNextRefunds(0, 0);
+        await slow.close();
+      }
     });
   });
 

@@ -14,6 +14,18 @@ export interface TestApp {
 }
 
 /**
+ * Settings for an app whose requests give up after 1 s (503) and whose Idempotency-Keys leave
+ * flight 2 s after their claim, the shortest the settings allow around that deadline: a test can
+ * retry once a first run has given up, as a client's later retry would.
+ */
+export const SHORT_DEADLINE_ENV: Record<string, string> = {
+  REQUEST_TIMEOUT_MS: '1000',
+  DB_CONNECT_TIMEOUT_MS: '500',
+  DB_TRANSACTION_TIMEOUT_MS: '500',
+  IDEMPOTENCY_IN_FLIGHT_SECONDS: '2',
+};
+
+/**
  * The real app in-process, on the real PostgreSQL and Redis, with every answer checked against
  * the OpenAPI document (see response-conformance). It trusts one proxy hop so each test can
  * present its own client address (see `clientIp`) and never share a rate-limit budget with

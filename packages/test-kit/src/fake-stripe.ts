@@ -64,6 +64,8 @@ export interface FakeStripe {
   refunds: FakeRefund[];
   /** The next `count` POST /v1/refunds answer 500 (nothing is created, nothing is kept for the key). */
   failNextRefunds(count: number): void;
+  /** The next `count` POST /v1/refunds take effect at once but answer `ms` later (a slow Stripe). */
+  delayNextRefunds(count: number, ms: number): void;
   /** Marks an intent paid, as Stripe does when the customer's card clears, and returns it. */
   succeed(intentId: string): FakePaymentIntent;
   /** Stripe Billing: its objects by id, and controls for what Stripe does on its own (renewals, retries). */
@@ -120,6 +122,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   // Like Stripe: the first request with a key fixes the answer; the same key again replays it.
   const idempotent = new Map<string, { fingerprint: string; reply: Reply }>();
   let refundFailures = 0;
+  const refundDelays = { count: 0, ms: 0 };
   const billing = createBillingState(intents);
   const routeBilling = billingRouter(billing);
 
@@ -277,6 +280,10 @@ export async function startFakeStripe(): Promise<FakeStripe> {
           idempotent.set(idempotencyKey, { fingerprint, reply });
       }
       requests.push({ method, path, body, idempotencyKey, status: reply.status });
+      if (method === 'POST' && path === '/v1/refunds' && refundDelays.count > 0) {
+        refundDelays.count -= 1;
+        await new Promise((resolve) => setTimeout(resolve, refundDelays.ms));
+      }
       res.writeHead(reply.status, { 'Content-Type': 'application/json', 'Request-Id': id('req') });
       res.end(JSON.stringify(reply.body));
     })().catch((error: unknown) => {
@@ -298,6 +305,9 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     intents,
     refunds,
     billing,
+    delayNextRefunds(count: number, ms: number) {
+      Object.assign(refundDelays, { count, ms });
+    },
     failNextRefunds(count: number) {
       refundFailures = count;
     },

@@ -2,7 +2,7 @@
 // another app's test/ folder or a package's src/ by path.
 
 // The app in-process on the real PostgreSQL and Redis, and what tests make with it.
-export { clientIp, createTestApp, kayak, seedTenant, type TestApp } from './app';
+export { clientIp, createTestApp, kayak, seedTenant, SHORT_DEADLINE_ENV, type TestApp } from './app';
 export {
   bookingBody,
   confirmedBooking,

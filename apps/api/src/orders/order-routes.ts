@@ -1,7 +1,7 @@
 import { AppError } from '@booking/domain';
 import { Router, type Request } from 'express';
 import type { AppDeps } from '../app-deps';
-import { idempotencyFor } from '../http/idempotency';
+import { idempotencyFor, idempotencyRef, markReplayed } from '../http/idempotency';
 import { idParam } from '../http/path-params';
 import { createParser } from '../http/validation';
 import { operatorOf, requireRole } from '../operators/api-key-auth';
@@ -34,7 +34,15 @@ export function orderRoutes(deps: AppDeps): Router {
     res.json(order);
   });
   router.post('/api/v1/orders/:id/refunds', manager, once('order-refund', byApiKey), async (req, res) => {
-    res.status(201).json(await refundOrder(deps, operatorOf(req), orderId(req), parseRefund(req.body)));
+    const { refund, replayed } = await refundOrder(
+      deps,
+      operatorOf(req),
+      orderId(req),
+      parseRefund(req.body),
+      idempotencyRef(res),
+    );
+    if (replayed) markReplayed(res);
+    res.status(201).json(refund);
   });
   return router;
 }

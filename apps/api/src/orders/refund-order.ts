@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Config } from '@booking/config';
-import type { Db, Tx } from '@booking/db';
+import { Prisma, type Db, type Tx } from '@booking/db';
 import { AppError } from '@booking/domain';
 import { recordEvent } from '@booking/events';
 import Stripe from 'stripe';
@@ -45,8 +45,27 @@ export async function refundOrder(
   operator: Operator,
   orderId: string,
   request: RefundOrderRequest,
-): Promise<OrderRefundView> {
+  idempotencyRef?: string,
+): Promise<{ refund: OrderRefundView; replayed: boolean }> {
   if (request.allow_shortfall) assertRole(operator, 'admin', 'allowing a shortfall');
+  // A retry of a request whose refund was made already (its answer was lost, or it failed after
+  // the first transaction) gets that refund rather than a second payout.
+  const earlier =
+    idempotencyRef === undefined
+      ? null
+      : await deps.db.orderRefund.findFirst({
+          where: { idempotencyRef, tenantId: operator.tenantId, orderId },
+          include: { tender: { select: { paymentReference: true } }, order: { select: { paymentIntentId: true } } },
+        });
+  if (earlier) {
+    // Still to be asked of Stripe (the first run never heard its answer): asked again under the
+    // same key, which cannot refund twice.
+    const paymentIntentId = earlier.tender?.paymentReference ?? earlier.order.paymentIntentId;
+    if (earlier.status === 'pending' && earlier.providerRefundId === null && paymentIntentId && deps.stripe) {
+      await askProvider(deps, deps.stripe, operator, orderId, { refundId: earlier.id, provider: { paymentIntentId } });
+    }
+    return { refund: await refundView(deps.db, operator, orderId, earlier.id), replayed: true };
+  }
   const found = await deps.db.order.findFirst({
     where: { id: orderId, tenantId: operator.tenantId },
     include: { tenders: { select: { id: true, type: true, status: true } } },
@@ -70,13 +89,34 @@ export async function refundOrder(
     }
     const order = (await lockOrder(tx, { tenantId: operator.tenantId }, orderId))!;
     const refundId = randomUUID();
-    if (order.channel === 'online') return planOnlineRefund(tx, operator, order, request, refundId);
-    return refundTillTender(tx, deps, operator, order, tender!.id, request, refundId);
+    const made =
+      order.channel === 'online'
+        ? await planOnlineRefund(tx, operator, order, request, refundId)
+        : await refundTillTender(tx, deps, operator, order, tender!.id, request, refundId);
+    if (idempotencyRef !== undefined) await nameRequest(tx, refundId, idempotencyRef);
+    return made;
   });
 
   if (planned.provider) await askProvider(deps, deps.stripe!, operator, orderId, planned);
-  const view = (await loadOrderView(deps.db, orderId, operator.tenantId))!;
-  return (view.refunds as OrderRefundView[]).find((refund) => refund.refund_id === planned.refundId)!;
+  return { refund: await refundView(deps.db, operator, orderId, planned.refundId), replayed: false };
+}
+
+/** Records the request that made the refund (order_refunds.idempotency_ref is unique). */
+async function nameRequest(tx: Tx, refundId: string, idempotencyRef: string): Promise<void> {
+  try {
+    await tx.orderRefund.update({ where: { id: refundId }, data: { idempotencyRef } });
+  } catch (error) {
+    // Another run of the same request made its refund a moment ago.
+    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') {
+      throw new AppError('idempotency_request_in_progress');
+    }
+    throw error;
+  }
+}
+
+async function refundView(db: Db, operator: Operator, orderId: string, refundId: string): Promise<OrderRefundView> {
+  const view = (await loadOrderView(db, orderId, operator.tenantId))!;
+  return (view.refunds as OrderRefundView[]).find((refund) => refund.refund_id === refundId)!;
 }
 
 /** The tender named, or the order's only captured one; a released tender has nothing to refund. */

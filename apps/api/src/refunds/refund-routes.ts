@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { AppDeps } from '../app-deps';
-import { idempotencyFor } from '../http/idempotency';
+import { idempotencyFor, idempotencyRef, markReplayed } from '../http/idempotency';
 import { idParam } from '../http/path-params';
 import { createParser } from '../http/validation';
 import { operatorOf, requireRole } from '../operators/api-key-auth';
@@ -21,22 +21,34 @@ export function refundRoutes(deps: AppDeps): Router {
 
   router.post('/api/payments/refunds', manager, once('refunds'), async (req, res) => {
     const body = parseRefund(req.body);
-    const result = await createRefund(deps, operatorOf(req), {
-      bookingId: body.booking_id,
-      amountCents: body.amount_cents,
-      reason: body.reason,
-      keepBookingActive: false,
-    });
+    const result = await createRefund(
+      deps,
+      operatorOf(req),
+      {
+        bookingId: body.booking_id,
+        amountCents: body.amount_cents,
+        reason: body.reason,
+        keepBookingActive: false,
+      },
+      idempotencyRef(res),
+    );
+    if (result.replayed) markReplayed(res);
     res.status(result.httpStatus).json(result.body);
   });
   router.post('/api/refunds/partial', manager, once('refunds-partial'), async (req, res) => {
     const body = parsePartialRefund(req.body);
-    const result = await createRefund(deps, operatorOf(req), {
-      bookingId: body.booking_id,
-      amountCents: body.amount_cents,
-      reason: body.reason,
-      keepBookingActive: body.keep_booking_active,
-    });
+    const result = await createRefund(
+      deps,
+      operatorOf(req),
+      {
+        bookingId: body.booking_id,
+        amountCents: body.amount_cents,
+        reason: body.reason,
+        keepBookingActive: body.keep_booking_active,
+      },
+      idempotencyRef(res),
+    );
+    if (result.replayed) markReplayed(res);
     res.status(result.httpStatus).json(result.body);
   });
   // Asks the provider about a refund stuck in pending and settles it (or sends it again).
