@@ -44,7 +44,7 @@ export function createDeliveryQueue(
  * jobs are removed: PostgreSQL keeps the history, and a later redelivery can reuse the id.
  * Attempt 1 waits `retryDelaysMs[firstAttempt]`; after a failed attempt the worker moves the
  * same job back to delayed for the schedule's next step. BullMQ's own `attempts` and backoff
- * (see `retryDelay`) only space out runs that threw unexpectedly.
+ * (see `unexpectedFailureDelay`) only space out runs that threw unexpectedly.
  */
 export async function enqueueDeliveries(
   queue: DeliveryQueue,
@@ -59,8 +59,8 @@ export async function enqueueDeliveries(
       opts: {
         jobId: id,
         delay: delayMs ?? retryDelaysMs[firstAttempt] ?? 0,
-        attempts: Math.max(1, retryDelaysMs.length - firstAttempt),
-        backoff: { type: 'schedule' },
+        attempts: UNEXPECTED_FAILURE_RUNS,
+        backoff: { type: 'capped' },
         removeOnComplete: true,
         removeOnFail: true,
       },
@@ -68,9 +68,21 @@ export async function enqueueDeliveries(
   );
 }
 
-/** Delay before the attempt that follows `failedAttempts` failed attempts of a job. */
-export function retryDelay(retryDelaysMs: number[], firstAttempt: number, failedAttempts: number): number {
-  return retryDelaysMs[firstAttempt + failedAttempts] ?? retryDelaysMs[retryDelaysMs.length - 1] ?? 0;
+/**
+ * Runs of a job that may throw unexpectedly (PostgreSQL away, say) before BullMQ drops it: with
+ * the backoff below, about a quarter of an hour. A dropped job's delivery stays pending in
+ * PostgreSQL, and the sweeper queues it again once it is overdue.
+ */
+export const UNEXPECTED_FAILURE_RUNS = 20;
+
+/**
+ * The wait after the `failedRuns`-th run of a job that threw: 1 s, doubling, at most a minute, so
+ * deliveries resume within a minute of the database coming back. Never the delivery schedule,
+ * whose later steps (hours) would hold a delivery that never got to its receiver long after
+ * the outage; failed attempts reschedule themselves by that schedule (see the worker).
+ */
+export function unexpectedFailureDelay(failedRuns: number): number {
+  return Math.min(1_000 * 2 ** Math.max(0, failedRuns - 1), 60_000);
 }
 
 /**

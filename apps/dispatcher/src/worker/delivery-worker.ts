@@ -1,4 +1,4 @@
-import { DELIVERY_QUEUE, retryDelay, type DeliveryJobData } from '@booking/webhook-queue';
+import { DELIVERY_QUEUE, unexpectedFailureDelay, type DeliveryJobData } from '@booking/webhook-queue';
 import { Worker, type ConnectionOptions } from 'bullmq';
 import { deliver, type DeliverDeps } from './deliver';
 
@@ -27,7 +27,6 @@ export function jobLockMs(timeoutMs: number): { lockDuration: number; stalledInt
  * receiver never has two attempts of one delivery in flight.
  */
 export function startDeliveryWorker(deps: DeliverDeps, connection: ConnectionOptions): Worker<DeliveryJobData> {
-  const delays = deps.config.webhooks.retryDelaysMs;
   const worker = new Worker<DeliveryJobData>(DELIVERY_QUEUE, (job, token) => deliver(deps, job, token), {
     connection,
     prefix: deps.config.queuePrefix,
@@ -35,9 +34,8 @@ export function startDeliveryWorker(deps: DeliverDeps, connection: ConnectionOpt
     ...jobLockMs(deps.config.webhooks.timeoutMs),
     settings: {
       // Failed attempts reschedule themselves (see deliver). This backoff only spaces out runs
-      // that threw unexpectedly (a database blip), after BullMQ counted them.
-      backoffStrategy: (attemptsMade, _type, _error, job) =>
-        retryDelay(delays, (job?.data as DeliveryJobData | undefined)?.firstAttempt ?? 0, attemptsMade),
+      // that threw unexpectedly (the database away), after BullMQ counted them.
+      backoffStrategy: (attemptsMade) => unexpectedFailureDelay(attemptsMade),
     },
   });
   worker.on('failed', (job, error) => {
