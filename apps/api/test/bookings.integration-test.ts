@@ -108,6 +108,31 @@ describe('POST /api/bookings', () => {
     expect(res.body.total_cents).toBe(2800 * 4);
   });
 
+  it('when the experience is free, then the booking is confirmed at once with its seats booked, nothing to pay', async () => {
+    const free = await seedTenant(t.deps);
+    const escape = free.experiences[1]!;
+    const slot = escape.slots[0]!;
+    await t.deps.db.experience.update({ where: { id: escape.id }, data: { basePriceCents: 0 } });
+    await t.deps.db.slot.update({ where: { id: slot.id }, data: { priceCents: null } });
+    const ip = clientIp();
+    const holdId = await placeHold(t, ip, escape, slot.id, 2);
+
+    const res = await book(ip, bookingBody(free, escape, slot.id, holdId, 2));
+
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ status: 'confirmed', total_cents: 0, payment_complete: true });
+    expect(await t.deps.db.booking.findUniqueOrThrow({ where: { id: res.body.booking_id } })).toMatchObject({
+      status: 'confirmed',
+      totalCents: 0,
+    });
+    expect((await t.deps.db.slot.findUniqueOrThrow({ where: { id: slot.id } })).seatsBooked).toBe(2);
+    expect((await t.deps.holds.liveSeats([slot.id])).get(slot.id) ?? 0).toBe(0);
+    const [confirmed] = await t.deps.db.event.findMany({
+      where: { entityId: res.body.booking_id, name: 'booking.confirmed' },
+    });
+    expect(confirmed!.data).toMatchObject({ method: 'free', charge_amount_cents: 0, net_paid_cents: 0 });
+  });
+
   it('when fewer guests are booked than held, then the extra seats go back to the slot', async () => {
     const { experience } = kayak(demo);
     const slot = experience.slots[3]!;

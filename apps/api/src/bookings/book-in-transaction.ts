@@ -13,7 +13,7 @@ import type { PreparedBooking } from './prepare-booking';
 
 /**
  * Writes a booking in an interactive transaction: one with a gift card or a membership, which
- * lock more rows in the lock order, or a plain one its single statement could not decide (see
+ * lock more rows in the lock order, a free one (confirmed at once), or a plain one its single statement could not decide (see
  * insert-booking). Under the slot lock, the other live holds are read from Redis.
  */
 export async function bookInTransaction(
@@ -102,13 +102,16 @@ export async function bookInTransaction(
           },
         });
       }
-      // Nothing left to pay: fully covered by a gift card, or by the member discount alone.
+      // Nothing left to pay: fully covered by a gift card, or by the member discount alone, or
+      // free to begin with.
       const paidBy =
         giftCard && giftCardAppliedCents === booking.totalCents
           ? 'gift_card'
           : terms && booking.totalCents === 0
             ? 'membership'
-            : null;
+            : booking.totalCents === 0
+              ? 'free'
+              : null;
       paymentComplete = paidBy !== null;
       if (paidBy) {
         // Still under the slot lock: the seats leave the hold as they enter seats_booked.

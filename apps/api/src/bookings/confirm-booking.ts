@@ -28,7 +28,7 @@ export async function confirmBooking(
   holds: HoldStore,
   booking: ConfirmableBooking,
   hold: { id: string; seats: number },
-  payment: { method: 'card' | 'gift_card' | 'cash' | 'membership'; netPaidCents: number },
+  payment: { method: 'card' | 'gift_card' | 'cash' | 'membership' | 'free'; netPaidCents: number },
 ): Promise<void> {
   await tx.booking.update({ where: { id: booking.id }, data: { status: 'confirmed' } });
   await changeBookedSeats(tx, holds, booking.slotId, booking.guestCount, hold);

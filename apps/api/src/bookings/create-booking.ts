@@ -14,8 +14,8 @@ import { prepareBooking } from './prepare-booking';
 type Deps = { db: Db; pool: PgPool; holds: HoldStore; terms: BookingTermsCache; config: Config };
 
 /**
- * Turns a live hold into a booking: `held` (to be paid by card) or, when a gift card covers
- * the whole total, `confirmed` at once.
+ * Turns a live hold into a booking: `held` (to be paid by card) or, when a gift card or a
+ * member discount covers the whole total, or there is nothing to pay, `confirmed` at once.
  *
  * Capacity is decided again under the slot row's lock (in one statement, see insert-booking, or
  * in a transaction with a gift card or a membership): booked seats +
@@ -55,10 +55,11 @@ async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: str
   let prepared = await prepareBooking(deps, request);
   let booking = newBooking(prepared, request, idempotencyRef);
   // The common booking is one statement; a gift card or a membership locks more rows, in the
-  // lock order, in a transaction. So does a plain booking the statement could not decide (see
-  // insert-booking): a refusal for seats, or a customer that changed under it.
-  const plain = !prepared.member && !request.gift_card_code;
-  let outcome = plain ? await insertBooking(deps.pool, prepared, booking, request) : null;
+  // lock order, in a transaction, and so does a free one, confirmed at once. So does a plain
+  // booking the statement could not decide (see insert-booking): a refusal for seats, or a
+  // customer that changed under it.
+  const plain = (terms: typeof prepared) => !terms.member && !request.gift_card_code && terms.price.totalCents > 0;
+  let outcome = plain(prepared) ? await insertBooking(deps.pool, prepared, booking, request) : null;
   for (let checks = 1; outcome?.kind === 'stale_terms'; checks += 1) {
     // A price or term changed since it was read or kept: decide and price the booking again.
     // Never in the transaction, which does not compare terms: a term that changes before every
@@ -67,7 +68,7 @@ async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: str
       throw new AppError('service_unavailable', "the experience's terms changed while booking; try again");
     prepared = await prepareBooking(deps, request, true);
     booking = newBooking(prepared, request, idempotencyRef);
-    outcome = await insertBooking(deps.pool, prepared, booking, request);
+    outcome = plain(prepared) ? await insertBooking(deps.pool, prepared, booking, request) : null;
   }
   const created =
     outcome?.kind === 'booked'

@@ -12,9 +12,16 @@ export const BookingEvents = {
     charge_amount_cents: Cents('the booking total'),
     currency: Currency,
     method: Type.Union(
-      [Type.Literal('card'), Type.Literal('gift_card'), Type.Literal('cash'), Type.Literal('membership')],
+      [
+        Type.Literal('card'),
+        Type.Literal('gift_card'),
+        Type.Literal('cash'),
+        Type.Literal('membership'),
+        Type.Literal('free'),
+      ],
       {
-        description: 'what completed the payment; membership: the member discount left nothing to pay',
+        description:
+          'what completed the payment; membership: the member discount left nothing to pay; free: the total was zero',
       },
     ),
     net_paid_cents: Cents('what was paid, gift card part included'),
