@@ -371,6 +371,37 @@ describe('booking amendments: reschedule, transfer, party', () => {
       expect(await seatsBooked(slotA)).toBe(5);
       expect(await seatsBooked(slotB)).toBe(3);
     });
+
+    it('when the customer asks once the visit has started, then it is 409 booking_not_amendable and nothing moves', async () => {
+      const own = await seedTenant(t.deps);
+      const booking = await makeBooking(own, { slotIndex: 0, guests: 2 });
+      // The booking's slot started a minute ago; its manage link, made for that start, is still valid.
+      await t.deps.db.slot.update({
+        where: { id: booking.slotId },
+        data: { startsAt: new Date(Date.now() - 60_000) },
+      });
+      const later = own.experiences[0]!.slots[1]!;
+
+      const res = await reschedule(booking.bookingId, { slot_id: later.id }, { token: booking.manageToken });
+
+      expect([res.status, res.body.error]).toEqual([409, 'booking_not_amendable']);
+      expect((await bookingRow(booking.bookingId)).slotId).toBe(booking.slotId);
+      expect(await eventsOf(booking.bookingId, 'booking.rescheduled')).toHaveLength(0);
+    });
+
+    it('when the booking has been checked in, then even a manager gets 409 booking_not_amendable', async () => {
+      const booking = await makeBooking(demo, { slotIndex: 1, guests: 1 });
+      await t.deps.db.booking.update({ where: { id: booking.bookingId }, data: { checkedInAt: new Date() } });
+
+      const res = await reschedule(
+        booking.bookingId,
+        { slot_id: demo.experiences[0]!.slots[2]!.id },
+        { key: demo.api_keys.manager },
+      );
+
+      expect([res.status, res.body.error]).toEqual([409, 'booking_not_amendable']);
+      expect((await bookingRow(booking.bookingId)).slotId).toBe(booking.slotId);
+    });
   });
 
   describe('POST /api/bookings/{id}/transfer', () => {

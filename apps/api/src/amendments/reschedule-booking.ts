@@ -9,8 +9,8 @@ import type { AmendmentActor } from './amendment-auth';
 import type { RescheduleRequest, RescheduleResponse } from './amendment-schemas';
 
 /**
- * Moves a confirmed booking to another slot of its experience, by an operator or by the customer
- * through a manage link. All in one transaction: the booking row is locked, then both slot rows
+ * Moves a confirmed booking that was not checked in to another slot of its experience, by an
+ * operator or by the customer through a manage link (until the visit starts). All in one transaction: the booking row is locked, then both slot rows
  * (in id order); the new slot must not have started and must fit the guests beside its booked
  * seats and live holds; the seats move, the booking points at the new slot, and the amendment
  * and booking.rescheduled are written. Payment is unchanged, whatever the new slot's price. A
@@ -30,7 +30,14 @@ export async function rescheduleBooking(
     if (request.slot_id === booking.slotId) {
       throw new AppError('invalid_body', [{ field: '/slot_id', message: 'is already the slot of the booking' }]);
     }
+    // A visit that happened is not moved: a second visit would come of it.
+    if (booking.checkedInAt) throw new AppError('booking_not_amendable', 'the booking has been checked in');
     const slots = await lockSlots(tx, actor.tenantId, [booking.slotId, request.slot_id]);
+    // The customer's own changes end when the visit starts. The manage link outlives that once
+    // the booking was moved to an earlier slot (it keeps the first slot's expiry).
+    if (actor.keyId === null && slots.get(booking.slotId)!.startsAt.getTime() <= Date.now()) {
+      throw new AppError('booking_not_amendable', 'the visit has started; the venue can still move it');
+    }
     const to = slots.get(request.slot_id);
     if (!to) throw new AppError('slot_not_found');
     if (to.experienceId !== booking.experienceId) {
