@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createTestApp, kayak, redisNow, seedTenant, type TestApp } from '@booking/test-kit';
+import { lockSlotAndReserveSeats } from '../src/bookings/lock-slot';
 import { changeBookedSeats } from '../src/holds/booked-seats';
 import { holdIdOn, holdKeys, HoldStore, type SlotSnapshot } from '../src/holds/hold-store';
 
@@ -37,7 +38,7 @@ describe('HoldStore: the running seat total and the slot mirror', () => {
         { id: holdIdOn(slot.id, randomUUID()), experienceId: experience.id, slotId: slot.id, seats },
         readSlot,
       );
-    return { slotId: slot.id, experienceId: experience.id, hold, reads: () => reads };
+    return { slotId: slot.id, experienceId: experience.id, tenantId: demo.tenant.id, hold, reads: () => reads };
   }
 
   it('when a hold is read, then it comes with the clock of the Redis that placed it; an unknown hold is null, with the clock all the same', async () => {
@@ -139,6 +140,32 @@ describe('HoldStore: the running seat total and the slot mirror', () => {
     expect(await t.deps.redis.hget(keys.slot(s.slotId).mirror, 'booked')).toBe('6');
     expect((await s.hold(t.deps.holds, 5)).outcome).toBe('full');
     expect((await s.hold(t.deps.holds, 4)).outcome).toBe('placed');
+  });
+
+  it('when seats no hold kept are added under the slot lock, then a hold placed before their commit cannot take them', async () => {
+    const s = await freshSlot(10);
+    await t.deps.db.slot.update({ where: { id: s.slotId }, data: { capacity: 10, seatsBooked: 0 } });
+    expect((await s.hold(t.deps.holds, 6)).outcome).toBe('placed');
+
+    // Guests added to a booking (or cash after its hold expired): 4 seats, checked under the slot
+    // lock; another replica places a hold for the same 4 before the transaction commits.
+    let placedMeanwhile: string | undefined;
+    await t.deps.db.$transaction(async (tx) => {
+      const input = { tenantId: s.tenantId, slotId: s.slotId, seats: 4, exceptHoldId: '' };
+      expect(await lockSlotAndReserveSeats(tx, t.deps.holds, input)).toBe(true);
+      placedMeanwhile = (await s.hold(t.deps.holds, 4)).outcome;
+      await changeBookedSeats(tx, t.deps.holds, s.slotId, 4);
+    });
+
+    expect(placedMeanwhile).toBe('full');
+    expect((await t.deps.db.slot.findUniqueOrThrow({ where: { id: s.slotId } })).seatsBooked).toBe(4);
+    expect((await t.deps.holds.liveSeats([s.slotId])).get(s.slotId)).toBe(6);
+    // And seats that do not fit are refused without counting.
+    await t.deps.db.$transaction(async (tx) => {
+      const input = { tenantId: s.tenantId, slotId: s.slotId, seats: 1, exceptHoldId: '' };
+      expect(await lockSlotAndReserveSeats(tx, t.deps.holds, input)).toBe(false);
+    });
+    expect(await t.deps.redis.hget(keys.slot(s.slotId).mirror, 'booked')).toBe('4');
   });
 
   it('when the slot is not open, then nothing is mirrored and the hold is refused', async () => {

@@ -10,12 +10,13 @@ import type { RescheduleRequest, RescheduleResponse } from './amendment-schemas'
 
 /**
  * Moves a confirmed booking that was not checked in to another slot of its experience, by an
- * operator or by the customer through a manage link (until the visit starts). All in one transaction: the booking row is locked, then both slot rows
- * (in id order); the new slot must not have started and must fit the guests beside its booked
- * seats and live holds; the seats move, the booking points at the new slot, and the amendment
- * and booking.rescheduled are written. Payment is unchanged, whatever the new slot's price. A
- * booking made with a membership takes its reserved visit and guest passes along, into the
- * allowance period of the new slot (moveBookingUses).
+ * operator or by the customer through a manage link (until the visit starts). All in one
+ * transaction: the booking row is locked, then both slot rows (in id order); the new slot must
+ * not have started and must fit the guests beside its booked seats and live holds (counted as
+ * booked in Redis at once, see HoldStore.reserveSeats); the seats move, the booking points at the
+ * new slot, and the amendment and booking.rescheduled are written. Payment is unchanged, whatever
+ * the new slot's price. A booking made with a membership takes its reserved visit and guest
+ * passes along, into the allowance period of the new slot (moveBookingUses).
  */
 export async function rescheduleBooking(
   deps: { db: Db; holds: HoldStore },
@@ -44,8 +45,9 @@ export async function rescheduleBooking(
       throw new AppError('experience_slot_mismatch', 'the new slot belongs to another experience');
     }
     if (to.startsAt.getTime() <= Date.now()) throw new AppError('slot_unavailable', 'the slot has already started');
-    const held = (await deps.holds.liveSeats([to.id])).get(to.id) ?? 0;
-    if (to.seatsBooked + held + booking.guestCount > to.capacity) {
+    // Counted as booked in Redis in the same step, so a hold placed before the commit cannot take them.
+    if (!(await deps.holds.reserveSeats(to, booking.guestCount))) {
+      const held = (await deps.holds.liveSeats([to.id])).get(to.id) ?? 0;
       throw new AppError('capacity_exceeded', {
         message: 'the new slot has no room for the booking',
         guest_count: booking.guestCount,

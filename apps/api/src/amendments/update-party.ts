@@ -1,7 +1,7 @@
 import type { Db } from '@booking/db';
 import { AppError, assertBookingAllows } from '@booking/domain';
 import { bookingEventSubject, recordEvent } from '@booking/events';
-import { lockSlotAndCheckSeats } from '../bookings/lock-slot';
+import { lockSlotAndReserveSeats } from '../bookings/lock-slot';
 import { changeBookedSeats } from '../holds/booked-seats';
 import type { HoldStore } from '../holds/hold-store';
 import { lockBooking } from '../locks';
@@ -49,7 +49,7 @@ export async function updateParty(
     }
     const guestDelta = request.guest_count - booking.guestCount;
     // Taken for removals too: every change of booked seats happens under the slot lock.
-    const fits = await lockSlotAndCheckSeats(tx, deps.holds, {
+    const fits = await lockSlotAndReserveSeats(tx, deps.holds, {
       tenantId: operator.tenantId,
       slotId: booking.slotId,
       seats: Math.max(0, guestDelta),

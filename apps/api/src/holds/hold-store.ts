@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { BOOKED, CONVERT, COUNT, PLACE, READ, RELEASE } from './hold-scripts';
+import { BOOKED, CONVERT, COUNT, PLACE, READ, RELEASE, RESERVE } from './hold-scripts';
 
 /** A hold as Redis keeps it. Times are milliseconds since epoch, on Redis's clock. */
 export interface Hold {
@@ -103,7 +103,7 @@ function script(redis: Redis | Cluster, name: string, lua: string, numberOfKeys:
 }
 
 export class HoldStore {
-  private readonly scripts: Record<'place' | 'count' | 'read' | 'convert' | 'release' | 'booked', Script>;
+  private readonly scripts: Record<'place' | 'count' | 'reserve' | 'read' | 'convert' | 'release' | 'booked', Script>;
   private readonly keys: HoldKeys;
 
   constructor(
@@ -115,6 +115,7 @@ export class HoldStore {
     this.scripts = {
       place: script(redis, 'holdPlace', PLACE, 4),
       count: script(redis, 'holdCount', COUNT, 3),
+      reserve: script(redis, 'holdReserve', RESERVE, 4),
       read: script(redis, 'holdRead', READ, 1),
       convert: script(redis, 'holdConvert', CONVERT, 3),
       release: script(redis, 'holdRelease', RELEASE, 4),
@@ -195,6 +196,26 @@ export class HoldStore {
       }),
     );
     return new Map(slotIds.map((id, i) => [id, Number(totals[i] ?? 0)]));
+  }
+
+  /**
+   * Whether `seats` no live hold kept fit the slot beside its `seatsBooked` (read under the slot
+   * row lock the caller holds) and every live hold but `exceptHoldId`; if so the mirror counts
+   * them as booked from now on (see RESERVE), before the caller writes and commits them.
+   */
+  async reserveSeats(
+    slot: { id: string; seatsBooked: number; capacity: number },
+    seats: number,
+    exceptHoldId = '',
+  ): Promise<boolean> {
+    const fits = await this.scripts.reserve(this.slotKeys(slot.id, exceptHoldId), [
+      exceptHoldId,
+      seats,
+      slot.seatsBooked,
+      slot.capacity,
+      SLOT_MIRROR_TTL_MS,
+    ]);
+    return Number(fits) === 1;
   }
 
   /**

@@ -2,7 +2,7 @@ import type { Db } from '@booking/db';
 import { bookingAllows } from '@booking/domain';
 import type Stripe from 'stripe';
 import { confirmBooking } from '../bookings/confirm-booking';
-import { lockSlotAndCheckSeats } from '../bookings/lock-slot';
+import { lockSlotAndReserveSeats } from '../bookings/lock-slot';
 import type { HoldStore } from '../holds/hold-store';
 import { ANY_TENANT, findBookingForUpdate, type LockedBooking } from '../locks';
 import { refundForReview } from './refund-for-review';
@@ -43,7 +43,7 @@ export async function handlePaymentSucceeded(deps: Deps, eventId: string, intent
     }
     const fits =
       bookingAllows(booking.status, 'pay') &&
-      (await lockSlotAndCheckSeats(tx, deps.holds, {
+      (await lockSlotAndReserveSeats(tx, deps.holds, {
         tenantId: booking.tenantId,
         slotId: booking.slotId,
         seats: booking.guestCount,

@@ -1,7 +1,7 @@
 import type { Db } from '@booking/db';
 import { AppError, assertBookingAllows } from '@booking/domain';
 import { confirmBooking } from '../bookings/confirm-booking';
-import { lockSlotAndCheckSeats } from '../bookings/lock-slot';
+import { lockSlotAndReserveSeats } from '../bookings/lock-slot';
 import type { HoldStore } from '../holds/hold-store';
 import { lockBooking, lockOpenShift } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
@@ -32,7 +32,7 @@ export async function recordCashPayment(
       throw new AppError('payment_amount_mismatch', { amount_due_cents: dueCents, currency: booking.currency });
     }
 
-    const fits = await lockSlotAndCheckSeats(tx, deps.holds, {
+    const fits = await lockSlotAndReserveSeats(tx, deps.holds, {
       tenantId: operator.tenantId,
       slotId: booking.slotId,
       seats: booking.guestCount,
