@@ -638,6 +638,38 @@ describe('refunds through the payment provider', () => {
         await slow.close();
       }
     });
+
+    it('when Stripe refused the first run, then a retry with its key asks again rather than replaying the failed refund', async () => {
+      const paid = await cardBooking(demo);
+      // Refunded in full in the Stripe dashboard: Stripe refuses any refund of ours.
+      await fetch(`${fake.url}/v1/refunds`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `payment_intent=${paid.intent.id}`,
+      });
+      const send = () =>
+        partialRefund(t, demo.api_keys.manager, {
+          booking_id: paid.bookingId,
+          amount_cents: 500,
+          keep_booking_active: true,
+        }).set('Idempotency-Key', 'refused-once');
+
+      const first = await send();
+      const retry = await send();
+
+      for (const res of [first, retry]) {
+        expect([res.status, res.body.error, res.headers['idempotent-replayed']]).toEqual([
+          502,
+          'payment_provider_error',
+          undefined,
+        ]);
+      }
+      const refunds = await t.deps.db.refund.findMany({ where: { bookingId: paid.bookingId } });
+      expect(refunds.map((r) => [r.status, r.idempotencyRef])).toEqual([
+        ['failed', null],
+        ['failed', null],
+      ]);
+    });
   });
 
   describe('provider refund notifications', () => {

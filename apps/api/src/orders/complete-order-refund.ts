@@ -27,7 +27,12 @@ export async function completeOrderRefund(
   const order = (await lockOrder(tx, ANY_TENANT, pending.orderId))!;
   const moved = await tx.orderRefund.updateMany({
     where: { id: refundId, status: 'pending' },
-    data: { status: outcome.status, providerRefundId: outcome.providerRefundId ?? pending.providerRefundId },
+    data: {
+      status: outcome.status,
+      providerRefundId: outcome.providerRefundId ?? pending.providerRefundId,
+      // A failed refund paid nothing out: a retry of its request may try again.
+      ...(outcome.status === 'failed' && { idempotencyRef: null }),
+    },
   });
   if (moved.count === 0) return false;
 

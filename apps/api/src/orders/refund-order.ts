@@ -17,6 +17,9 @@ import { endRefundedMemberships, lockSoldMemberships } from './refunded-membersh
 
 type Deps = { db: Db; stripe: Stripe | null; config: Config };
 
+/** How long Stripe keeps an idempotency key (a day), less a margin: within it, asking again cannot refund twice. */
+const STRIPE_KEY_KEPT_MS = 23 * 60 * 60 * 1000;
+
 /** What the first transaction decided: done, or a provider refund to ask for. */
 type Planned = { refundId: string; provider: null } | { refundId: string; provider: { paymentIntentId: string } };
 
@@ -59,9 +62,11 @@ export async function refundOrder(
         });
   if (earlier) {
     // Still to be asked of Stripe (the first run never heard its answer): asked again under the
-    // same key, which cannot refund twice.
+    // same key, which cannot refund twice while Stripe remembers it (a day); later, it is left
+    // pending for the refund notifications, which find it by its order_refund_id.
     const paymentIntentId = earlier.tender?.paymentReference ?? earlier.order.paymentIntentId;
-    if (earlier.status === 'pending' && earlier.providerRefundId === null && paymentIntentId && deps.stripe) {
+    const unheard = earlier.status === 'pending' && earlier.providerRefundId === null;
+    if (unheard && paymentIntentId && deps.stripe && Date.now() - earlier.createdAt.getTime() < STRIPE_KEY_KEPT_MS) {
       await askProvider(deps, deps.stripe, operator, orderId, { refundId: earlier.id, provider: { paymentIntentId } });
     }
     return { refund: await refundView(deps.db, operator, orderId, earlier.id), replayed: true };
@@ -368,9 +373,12 @@ async function askProvider(
       { idempotencyKey: `order-refund-${refund.id}` },
     );
   } catch (error) {
+    // A key still in use (409: the first run's request is still at Stripe) is no answer either.
     const refused =
       error instanceof Stripe.errors.StripeError &&
       !(error instanceof Stripe.errors.StripeConnectionError) &&
+      !(error instanceof Stripe.errors.StripeIdempotencyError) &&
+      error.statusCode !== 409 &&
       (error.statusCode ?? 500) < 500;
     if (!refused) {
       // No answer, or Stripe's own failure: the refund may exist. It stays pending (its value

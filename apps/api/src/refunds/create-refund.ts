@@ -49,49 +49,22 @@ export async function createRefund(
   operator: Operator,
   input: RefundInput,
   idempotencyRef?: string,
-): Promise<{ httpStatus: 201 | 202; body: RefundResponse; replayed: boolean }> {
+): Promise<{ httpStatus: 201 | 202; body: RefundResponse }> {
   const { stripe } = deps;
   if (!stripe) throw new AppError('payments_not_configured', 'STRIPE_SECRET_KEY is not set');
 
-  // A retry of a request whose refund is reserved already (its answer was lost, or it failed
-  // after the reservation) carries on with that refund rather than paying out a second one:
-  // still pending, the provider is asked again under the same key, which cannot refund twice.
-  const earlier = idempotencyRef === undefined ? null : await earlierRefund(deps.db, operator.tenantId, idempotencyRef);
-  const reserved = earlier?.reserved ?? (await reserveOnce(deps.db, operator, input, idempotencyRef));
-  const answer = earlier?.settled ?? (await askProvider(stripe, input.bookingId, reserved));
+  const reserved = await reserveOnce(deps.db, operator, input, idempotencyRef);
+  const answer = await askProvider(stripe, input.bookingId, reserved);
   const body = await recordProviderAnswer(deps, input.bookingId, reserved.refundId, answer);
-  return { httpStatus: body.status === 'succeeded' ? 201 : 202, body, replayed: earlier !== null };
-}
-
-/** The refund an earlier run of the request named by `idempotencyRef` reserved, and its outcome if settled. */
-async function earlierRefund(
-  db: Db,
-  tenantId: string,
-  idempotencyRef: string,
-): Promise<{ reserved: Reserved; settled: FinalOutcome | null } | null> {
-  const refund = await db.refund.findFirst({
-    where: { idempotencyRef, tenantId },
-    include: { payment: { select: { providerReference: true } } },
-  });
-  if (!refund) return null;
-  return {
-    reserved: {
-      refundId: refund.id,
-      paymentIntentId: refund.payment.providerReference!,
-      amountCents: refund.amountCents,
-    },
-    settled:
-      refund.status === 'pending'
-        ? null
-        : { status: refund.status, ...(refund.providerRefundId && { providerRefundId: refund.providerRefundId }) },
-  };
+  return { httpStatus: body.status === 'succeeded' ? 201 : 202, body };
 }
 
 async function reserveOnce(db: Db, operator: Operator, input: RefundInput, idempotencyRef: string | undefined) {
   try {
     return await db.$transaction((tx) => reserveRefund(tx, operator, input, idempotencyRef));
   } catch (error) {
-    // Another run of the same request reserved it a moment ago (refunds.idempotency_ref is unique).
+    // Another run of the same request reserved it a moment ago (refunds.idempotency_ref is unique;
+    // see retried-refund for a retry that comes once it has).
     if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') {
       throw new AppError('idempotency_request_in_progress');
     }

@@ -31,7 +31,12 @@ export async function settleRefund(
 
   await tx.refund.update({
     where: { id: refund.id },
-    data: { status: outcome.status, ...(outcome.providerRefundId && { providerRefundId: outcome.providerRefundId }) },
+    data: {
+      status: outcome.status,
+      ...(outcome.providerRefundId && { providerRefundId: outcome.providerRefundId }),
+      // A failed refund paid nothing out: a retry of its request may try again.
+      ...(outcome.status === 'failed' && { idempotencyRef: null }),
+    },
   });
   if (outcome.status === 'failed') {
     // Kept as failed for the audit trail; its amount is refundable again.

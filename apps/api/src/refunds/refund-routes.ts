@@ -1,10 +1,11 @@
-import { Router } from 'express';
+import { Router, type Request, type Response } from 'express';
 import type { AppDeps } from '../app-deps';
 import { idempotencyFor, idempotencyRef, markReplayed } from '../http/idempotency';
 import { idParam } from '../http/path-params';
 import { createParser } from '../http/validation';
 import { operatorOf, requireRole } from '../operators/api-key-auth';
-import { createRefund } from './create-refund';
+import { createRefund, type RefundInput } from './create-refund';
+import { retriedRefund } from './retried-refund';
 import { reconcileRefund } from './reconcile-refund';
 import { PartialRefundRequest, RefundRequest } from './refund-schemas';
 
@@ -19,37 +20,32 @@ export function refundRoutes(deps: AppDeps): Router {
   const idempotent = idempotencyFor(deps.redis, deps.config);
   const once = (scope: string) => idempotent(scope, (req) => operatorOf(req).keyId);
 
+  // A retry of a request whose refund was made gets that refund again (see retried-refund).
+  const refundOnce = async (req: Request, res: Response, input: RefundInput) => {
+    const ref = idempotencyRef(res);
+    const retried = await retriedRefund(deps, operatorOf(req), ref);
+    if (retried) markReplayed(res);
+    const result = retried ?? (await createRefund(deps, operatorOf(req), input, ref));
+    res.status(result.httpStatus).json(result.body);
+  };
+
   router.post('/api/payments/refunds', manager, once('refunds'), async (req, res) => {
     const body = parseRefund(req.body);
-    const result = await createRefund(
-      deps,
-      operatorOf(req),
-      {
-        bookingId: body.booking_id,
-        amountCents: body.amount_cents,
-        reason: body.reason,
-        keepBookingActive: false,
-      },
-      idempotencyRef(res),
-    );
-    if (result.replayed) markReplayed(res);
-    res.status(result.httpStatus).json(result.body);
+    await refundOnce(req, res, {
+      bookingId: body.booking_id,
+      amountCents: body.amount_cents,
+      reason: body.reason,
+      keepBookingActive: false,
+    });
   });
   router.post('/api/refunds/partial', manager, once('refunds-partial'), async (req, res) => {
     const body = parsePartialRefund(req.body);
-    const result = await createRefund(
-      deps,
-      operatorOf(req),
-      {
-        bookingId: body.booking_id,
-        amountCents: body.amount_cents,
-        reason: body.reason,
-        keepBookingActive: body.keep_booking_active,
-      },
-      idempotencyRef(res),
-    );
-    if (result.replayed) markReplayed(res);
-    res.status(result.httpStatus).json(result.body);
+    await refundOnce(req, res, {
+      bookingId: body.booking_id,
+      amountCents: body.amount_cents,
+      reason: body.reason,
+      keepBookingActive: body.keep_booking_active,
+    });
   });
   // Asks the provider about a refund stuck in pending and settles it (or sends it again).
   // Naturally idempotent: once settled, another call is 409 refund_not_pending.
