@@ -448,12 +448,13 @@ describe('Idempotency-Key and the request deadline', () => {
    * answers or throws) 300 ms in, past a 150 ms deadline; sends its request with one
    * Idempotency-Key, as often as asked.
    */
-  function lateRoute(answer: (res: Response) => void): () => request.Test {
+  function lateRoute(answer: (res: Response) => void, before?: (res: Response) => void): () => request.Test {
     const app = express()
       .use(requestLogger(pino({ level: 'silent' })))
       .use(requestDeadline(150))
       .use(express.json());
     app.post('/late', idempotencyFor(t.deps.redis, t.deps.config)(`late-${randomUUID()}`), async (_req, res) => {
+      before?.(res);
       await sleep(300);
       answer(res);
     });
@@ -486,13 +487,19 @@ describe('Idempotency-Key and the request deadline', () => {
     ]);
   });
 
-  it.each([
-    ['without setting a status', (res: Response) => res.json({ done: true }), 200],
-    ['with status 201', (res: Response) => res.status(201).json({ done: true }), 201],
+  it.each<{ how: string; answer: (res: Response) => void; status: number; before?: (res: Response) => void }>([
+    { how: 'without setting a status', answer: (res) => res.json({ done: true }), status: 200 },
+    { how: 'with status 201', answer: (res) => res.status(201).json({ done: true }), status: 201 },
+    {
+      how: 'with status 201 set before its work',
+      answer: (res) => res.json({ done: true }),
+      status: 201,
+      before: (res) => res.status(201),
+    },
   ])(
-    'when a request succeeds %s after its deadline answered 503, then a retry with its key gets that answer',
-    async (_how, answer, status) => {
-      const send = lateRoute(answer);
+    'when a request succeeds $how after its deadline answered 503, then a retry with its key gets that answer',
+    async ({ answer, status, before }) => {
+      const send = lateRoute(answer, before);
 
       expect((await send()).status).toBe(503);
 

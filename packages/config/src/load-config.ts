@@ -80,8 +80,9 @@ const DEV_SIGNING_SECRET = 'dev-only-token-signing-secret-change-me';
 const DEV_WEBHOOK_SECRET_KEY = 'dev-only-webhook-secret-encryption-key';
 /** The development defaults above and docker-compose.yml's placeholders: anyone can read them. */
 const PUBLISHED_SECRET = /dev-only|replace-me/;
-/** The user and password of a URL, as quoted in a validation message. */
-const URL_CREDENTIALS = /\/\/[^/\s"]*@/g;
+/** The user and password of a URL, as quoted in a validation message: up to its last `@`, since a
+ * password that breaks the URL may hold `/`, spaces or `@`. */
+const URL_CREDENTIALS = /\/\/[^"]*@/g;
 
 const specs = {
   NODE_ENV: str({ choices: ['development', 'test', 'production'], default: 'development' }),

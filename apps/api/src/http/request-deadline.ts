@@ -26,6 +26,8 @@ export function requestDeadline(timeoutMs: number): RequestHandler {
       res.locals.timedOut = true;
       res.locals.errorCode = 'service_unavailable';
       askToRetryLater(res);
+      // A status the handler set before it went to work (`res.status(201).json(await work())`) is its answer's.
+      res.locals.lateStatus = res.statusCode;
       res.status(503);
       dropLateAnswer(res);
       res.json({
@@ -61,12 +63,12 @@ function dropLateAnswer(res: Response): void {
 
 /**
  * The status of the answer being sent: once the deadline's 503 is out, the one the late handler
- * set since, or Express's default 200 when it set none (the idempotency record keeps the late
- * answer for a retry, see idempotency's captureResponse).
+ * set, before the deadline or since (Express's default 200 if none); the idempotency record keeps
+ * the late answer for a retry (see idempotency's captureResponse).
  */
 export function answeredStatus(res: Response): number {
   if (!timedOut(res) || !res.headersSent) return res.statusCode;
-  return typeof res.locals.lateStatus === 'number' ? res.locals.lateStatus : 200;
+  return res.locals.lateStatus as number;
 }
 
 /** True once the request deadline answered 503 for this request. */
