@@ -87,6 +87,30 @@ describe('a retry whose first run committed but whose answer was lost', () => {
     expect(payments).toHaveLength(1);
   });
 
+  it('when a free booking (confirmed at once) is retried, then it is answered confirmed', async () => {
+    const free = await seedTenant(t.deps);
+    const escape = free.experiences[1]!;
+    const slotId = escape.slots[0]!.id;
+    await t.deps.db.experience.update({ where: { id: escape.id }, data: { basePriceCents: 0 } });
+    await t.deps.db.slot.update({ where: { id: slotId }, data: { priceCents: null } });
+    const ip = clientIp();
+    const body = bookingBody(free, escape, slotId, await placeHold(t, ip, escape, slotId, 2), 2);
+    const key = randomUUID();
+    const first = await postBooking(ip, body, key);
+    expect([first.status, first.body.status]).toEqual([201, 'confirmed']);
+    await outliveStoredAnswer();
+
+    const retry = await postBooking(ip, body, key);
+
+    expect(retry.status).toBe(201);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.body).toMatchObject({
+      booking_id: first.body.booking_id,
+      status: 'confirmed',
+      payment_complete: true,
+    });
+  });
+
   it('when the same hold is booked with another key or another body, then it is still not found', async () => {
     const { ip, body, key } = await bookWithKey(3);
     await outliveStoredAnswer();

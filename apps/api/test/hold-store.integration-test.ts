@@ -168,6 +168,22 @@ describe('HoldStore: the running seat total and the slot mirror', () => {
     expect(await t.deps.redis.hget(keys.slot(s.slotId).mirror, 'booked')).toBe('4');
   });
 
+  it('when the seats are still kept by the left-out hold (a payment inside its time), then they are checked, not counted twice', async () => {
+    const s = await freshSlot(10);
+    await t.deps.db.slot.update({ where: { id: s.slotId }, data: { capacity: 10, seatsBooked: 0 } });
+    expect((await s.hold(t.deps.holds, 6)).outcome).toBe('placed');
+    const [member] = await t.deps.redis.zrange(keys.slot(s.slotId).set, '0', '-1');
+    const holdId = member!.split(':')[0]!;
+
+    await t.deps.db.$transaction(async (tx) => {
+      const input = { tenantId: s.tenantId, slotId: s.slotId, seats: 6, exceptHoldId: holdId };
+      expect(await lockSlotAndReserveSeats(tx, t.deps.holds, input)).toBe(true);
+      // The 6 seats are in the hold, not yet in the booked figure: the other 4 are still free.
+      expect(await t.deps.redis.hget(keys.slot(s.slotId).mirror, 'booked')).toBe('0');
+    });
+    expect((await s.hold(t.deps.holds, 4)).outcome).toBe('placed');
+  });
+
   it('when the slot is not open, then nothing is mirrored and the hold is refused', async () => {
     const s = await freshSlot(10);
     const outcome = await t.deps.holds.place(

@@ -45,7 +45,11 @@ export async function rescheduleBooking(
       throw new AppError('experience_slot_mismatch', 'the new slot belongs to another experience');
     }
     if (to.startsAt.getTime() <= Date.now()) throw new AppError('slot_unavailable', 'the slot has already started');
-    // Counted as booked in Redis in the same step, so a hold placed before the commit cannot take them.
+    // A membership's visit moves with the booking, into the allowance of the new slot's period.
+    await moveBookingUses(tx, booking, to.startsAt);
+
+    // Last of the checks, as it counts the seats in Redis at once (a hold placed before the commit
+    // cannot take them): a refusal after it would leave them counted until the mirror expires.
     if (!(await deps.holds.reserveSeats(to, booking.guestCount))) {
       const held = (await deps.holds.liveSeats([to.id])).get(to.id) ?? 0;
       throw new AppError('capacity_exceeded', {
@@ -54,8 +58,6 @@ export async function rescheduleBooking(
         seats_remaining: Math.max(0, to.capacity - to.seatsBooked - held),
       });
     }
-    // A membership's visit moves with the booking, into the allowance of the new slot's period.
-    await moveBookingUses(tx, booking, to.startsAt);
 
     await changeBookedSeats(tx, deps.holds, booking.slotId, -booking.guestCount);
     await changeBookedSeats(tx, deps.holds, to.id, booking.guestCount);

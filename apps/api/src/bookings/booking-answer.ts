@@ -68,9 +68,9 @@ export async function committedBookingAnswer(
   if (booking.customer.email !== request.customer.email.trim().toLowerCase()) return null;
   return bookingAnswer(deps.config, {
     ...booking,
+    // Nothing left to pay: a gift card covered it, or its total was zero (a member discount, or free).
     paymentComplete:
-      (booking.giftCardId !== null && booking.giftCardAppliedCents === booking.totalCents) ||
-      (booking.membershipId !== null && booking.totalCents === 0),
+      (booking.giftCardId !== null && booking.giftCardAppliedCents === booking.totalCents) || booking.totalCents === 0,
     requiresWaiver: booking.experience.requiresWaiver,
   });
 }

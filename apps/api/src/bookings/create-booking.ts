@@ -53,6 +53,10 @@ const MAX_TERM_CHECKS = 3;
 
 async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: string | undefined) {
   let prepared = await prepareBooking(deps, request);
+  // A free booking is written by the transaction, which does not compare terms: it is priced from
+  // a fresh read, never from terms this process kept (a price set since would go unpaid).
+  const free = !prepared.member && !request.gift_card_code && prepared.price.totalCents === 0;
+  if (free) prepared = await prepareBooking(deps, request, true);
   let booking = newBooking(prepared, request, idempotencyRef);
   // The common booking is one statement; a gift card or a membership locks more rows, in the
   // lock order, in a transaction, and so does a free one, confirmed at once. So does a plain

@@ -17,10 +17,10 @@ export async function lockSlotAndCheckSeats(tx: Tx, holds: HoldStore, input: Sea
 }
 
 /**
- * The same check for seats no live hold keeps, which the caller is about to add to seats_booked
- * (a payment or cash after the booking's hold expired, guests added): when they fit, Redis counts
- * them as booked in the same step (HoldStore.reserveSeats), so a hold placed before the commit
- * cannot take them too.
+ * The same check for seats the caller is about to add to seats_booked (a payment or cash, guests
+ * added): when they fit and no live hold keeps them (the booking's hold expired, or there is
+ * none), Redis counts them as booked in the same step (HoldStore.reserveSeats), so a hold placed
+ * before the commit cannot take them too. Seats `exceptHoldId` still keeps move when it is released.
  */
 export async function lockSlotAndReserveSeats(tx: Tx, holds: HoldStore, input: SeatsInput): Promise<boolean> {
   const slot = await lockSlot(tx, input.tenantId, input.slotId);

@@ -17,9 +17,6 @@ import { endRefundedMemberships, lockSoldMemberships } from './refunded-membersh
 
 type Deps = { db: Db; stripe: Stripe | null; config: Config };
 
-/** How long Stripe keeps an idempotency key (a day), less a margin: within it, asking again cannot refund twice. */
-const STRIPE_KEY_KEPT_MS = 23 * 60 * 60 * 1000;
-
 /** What the first transaction decided: done, or a provider refund to ask for. */
 type Planned = { refundId: string; provider: null } | { refundId: string; provider: { paymentIntentId: string } };
 
@@ -61,13 +58,14 @@ export async function refundOrder(
           include: { tender: { select: { paymentReference: true } }, order: { select: { paymentIntentId: true } } },
         });
   if (earlier) {
-    // Still to be asked of Stripe (the first run never heard its answer): asked again under the
-    // same key, which cannot refund twice while Stripe remembers it (a day); later, it is left
-    // pending for the refund notifications, which find it by its order_refund_id.
+    // Stripe's answer never heard (the first run died or gave up): settled from Stripe's own
+    // record of it, or sent again if Stripe has none.
     const paymentIntentId = earlier.tender?.paymentReference ?? earlier.order.paymentIntentId;
-    const unheard = earlier.status === 'pending' && earlier.providerRefundId === null;
-    if (unheard && paymentIntentId && deps.stripe && Date.now() - earlier.createdAt.getTime() < STRIPE_KEY_KEPT_MS) {
-      await askProvider(deps, deps.stripe, operator, orderId, { refundId: earlier.id, provider: { paymentIntentId } });
+    if (earlier.status === 'pending' && earlier.providerRefundId === null && paymentIntentId && deps.stripe) {
+      await settleOrAskAgain(deps, deps.stripe, operator, orderId, {
+        refundId: earlier.id,
+        provider: { paymentIntentId },
+      });
     }
     return { refund: await refundView(deps.db, operator, orderId, earlier.id), replayed: true };
   }
@@ -399,10 +397,54 @@ async function askProvider(
     // service's own key or rate is answered 503, not shown.
     throw providerRefusal(error, { refund_id: refund.id });
   }
+  await recordProviderRefund(deps.db, refund.id, providerRefund);
+}
+
+/** Records Stripe's refund for ours: settled when final, else its id, for the notifications. */
+async function recordProviderRefund(db: Db, refundId: string, providerRefund: Stripe.Refund): Promise<void> {
   const status =
     providerRefund.status === 'succeeded' ? 'succeeded' : providerRefund.status === 'failed' ? 'failed' : null;
-  await deps.db.$transaction(async (tx) => {
-    if (status) return completeOrderRefund(tx, refund.id, { status, providerRefundId: providerRefund.id });
-    await tx.orderRefund.update({ where: { id: refund.id }, data: { providerRefundId: providerRefund.id } });
+  await db.$transaction(async (tx) => {
+    if (status) return completeOrderRefund(tx, refundId, { status, providerRefundId: providerRefund.id });
+    await tx.orderRefund.updateMany({
+      where: { id: refundId, providerRefundId: null },
+      data: { providerRefundId: providerRefund.id },
+    });
   });
+}
+
+/**
+ * A pending refund whose Stripe answer was never heard, as booking refunds are reconciled: Stripe
+ * lists the payment's refunds, and ours (its metadata.order_refund_id) is recorded; when none is
+ * ours, the request never arrived and is sent again, under the same key. Sending again only when
+ * Stripe shows none stays safe after Stripe has forgotten the key (a day).
+ */
+async function settleOrAskAgain(
+  deps: Deps,
+  stripe: Stripe,
+  operator: Operator,
+  orderId: string,
+  planned: Planned & { provider: { paymentIntentId: string } },
+): Promise<void> {
+  let ours: Stripe.Refund | undefined;
+  try {
+    for await (const candidate of stripe.refunds.list({
+      payment_intent: planned.provider.paymentIntentId,
+      limit: 100,
+    })) {
+      if (candidate.metadata?.order_refund_id === planned.refundId) {
+        ours = candidate;
+        break;
+      }
+    }
+  } catch (error) {
+    // Without the list nothing can be concluded: the refund stays as it is.
+    throw new AppError(
+      'refund_in_progress',
+      { refund_id: planned.refundId, message: 'the payment provider did not answer; the refund stays pending' },
+      { cause: error },
+    );
+  }
+  if (ours) return recordProviderRefund(deps.db, planned.refundId, ours);
+  await askProvider(deps, stripe, operator, orderId, planned);
 }
