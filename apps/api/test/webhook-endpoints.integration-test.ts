@@ -946,6 +946,30 @@ describe('webhook endpoints API', () => {
       expect(await job(othersWaiting.id)).toBeUndefined();
     });
 
+    it('when more deliveries wait than one statement moves, then resume sends every one of them, each queued once', async () => {
+      const created = await createEndpoint();
+      await disable(created.id);
+      await t.deps.db.webhookDelivery.createMany({
+        data: Array.from({ length: 2_500 }, () => ({
+          tenantId: demo.tenant.id,
+          endpointId: created.id,
+          eventName: 'booking.created',
+          isTest: true,
+          status: 'waiting' as const,
+        })),
+      });
+
+      const res = await request(t.app)
+        .post(`/api/webhooks/endpoints/${created.id}/resume`)
+        .set('Authorization', bearer(demo.api_keys.admin));
+
+      expect([res.status, res.body.resumed_deliveries]).toEqual([200, 2_500]);
+      const rows = await t.deps.db.webhookDelivery.findMany({ where: { endpointId: created.id } });
+      expect(rows.filter((row) => row.status === 'pending')).toHaveLength(2_500);
+      const jobs = await Promise.all(rows.map((row) => job(row.id)));
+      expect(jobs.filter((queued) => queued !== undefined)).toHaveLength(2_500);
+    });
+
     it('when an active endpoint with nothing waiting is resumed, then it answers 200 with no resumed deliveries', async () => {
       const created = await createEndpoint();
 
