@@ -5,8 +5,9 @@ const BATCH = 500;
 
 /**
  * Queues pending deliveries whose job is gone: the relay or the API died between committing a
- * delivery and queuing it, or Redis lost its data. Also sends deliveries left waiting on an
- * endpoint that is active again. The delivery keeps its id, so the receiver
+ * delivery and queuing it, or Redis lost its data; and sends at once an overdue one whose job is
+ * still delayed (a redeliver whose new job Redis refused). Also sends deliveries left waiting on
+ * an endpoint that is active again. The delivery keeps its id, so the receiver
  * can tell a repeat from a new event; the schedule resumes where the delivery's attempts left it.
  */
 export async function sweepUnqueued(
@@ -37,12 +38,18 @@ export async function sweepUnqueued(
   });
   const missing: { id: string; firstAttempt: number; delayMs: number }[] = [];
   for (const delivery of stale) {
-    if (!(await queue.getJob(delivery.id))) {
+    const job = await queue.getJob(delivery.id);
+    if (!job) {
       missing.push({
         id: delivery.id,
         firstAttempt: Math.min(delivery.attemptCount, retryDelaysMs.length - 1),
         delayMs: 0,
       });
+    } else if (await job.isDelayed()) {
+      // Overdue in PostgreSQL, yet its job waits on an older delay: a redeliver that reset the
+      // delivery but could not replace its job (Redis refused). It goes now, as the redeliver said.
+      // (A job that stopped being delayed meanwhile cannot be promoted, and needs nothing.)
+      await job.promote().catch(() => undefined);
     }
   }
   await enqueueDeliveries(queue, missing, retryDelaysMs);
