@@ -6,6 +6,9 @@ import { RELAY_BATCH_SIZE, relayOutbox } from './relay-outbox';
 
 const LISTEN_RETRY_MS = 5_000;
 
+/** Full batches in a row after which a batch size halved by a timeout is doubled again. */
+const GROW_AFTER = 100;
+
 /**
  * Batches relayed at a time, each a statement on its own connection: SKIP LOCKED gives them
  * disjoint events, so a burst is claimed by two PostgreSQL backends in parallel rather than one
@@ -29,6 +32,13 @@ export async function startOutboxRelay(deps: {
   let stopped = false;
   let running: Promise<void> | null = null;
   let again = false;
+  // Events per statement. A batch writes a delivery per event and endpoint that wants it, so a
+  // tenant with many endpoints can make a full batch too big for the statement timeout: the same
+  // oldest events would then be claimed and rolled back for good. The size halves after such a
+  // batch (down to one event), and doubles back after GROW_AFTER full batches in a row, so a
+  // size that times out is tried again only now and then.
+  let batchSize = RELAY_BATCH_SIZE;
+  let fullInARow = 0;
 
   const drain = async () => {
     // Each batch's jobs are queued while the next batch is relayed; the drain ends once all are.
@@ -41,12 +51,28 @@ export async function startOutboxRelay(deps: {
     // failed and rolled back wait for the next wake-up or poll, as they did with one lane.
     const lane = async () => {
       while (!stopped) {
-        const batch = await relayOutbox(deps.sql, deps.queue, deps.retryDelaysMs);
+        const size = batchSize;
+        let batch;
+        try {
+          batch = await relayOutbox(deps.sql, deps.queue, deps.retryDelaysMs, size);
+        } catch (error) {
+          // Bounded: the size halves each time, and a batch of one event that still runs out of time is thrown.
+          if ((error as { code?: unknown }).code !== '57014' || size === 1) throw error;
+          batchSize = Math.min(batchSize, Math.ceil(size / 2));
+          fullInARow = 0;
+          deps.logger.warn({ batchSize }, 'an outbox batch ran past the statement timeout; relaying smaller batches');
+          continue;
+        }
         const logged = batch.queued.catch((error: unknown) =>
           deps.logger.error({ err: error }, 'relayed deliveries not queued; the sweeper will queue them'),
         );
         queued = Promise.all([queued, logged]);
-        if (batch.relayed < RELAY_BATCH_SIZE) break;
+        if (batch.relayed < size) break;
+        fullInARow += 1;
+        if (fullInARow >= GROW_AFTER && batchSize < RELAY_BATCH_SIZE) {
+          batchSize = Math.min(RELAY_BATCH_SIZE, batchSize * 2);
+          fullInARow = 0;
+        }
       }
     };
     try {

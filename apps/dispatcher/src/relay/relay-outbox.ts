@@ -3,7 +3,7 @@ import { startSpan, tracingActive, type TraceContext } from '@booking/tracing';
 import { enqueueDeliveries, type DeliveryQueue } from '@booking/webhook-queue';
 import type pg from 'pg';
 
-/** Events claimed per statement. */
+/** Events claimed per statement, at most (see the relay's batch size). */
 export const RELAY_BATCH_SIZE = 1000;
 
 // One statement: claim a batch of events, mark them relayed and write one delivery per endpoint
@@ -57,12 +57,13 @@ export async function relayOutbox(
   pool: pg.Pool,
   queue: DeliveryQueue,
   retryDelaysMs: number[],
+  batchSize = RELAY_BATCH_SIZE,
 ): Promise<{ relayed: number; queued: Promise<void> }> {
   const traced = tracingActive();
   const startTime = traced ? Date.now() : 0;
   const { rows } = await pool.query<{ relayed: number; pending: string[]; traces?: TraceContext[] }>({
     ...(traced ? RELAY_BATCH_TRACED : RELAY_BATCH),
-    values: [RELAY_BATCH_SIZE, SUBSCRIBABLE_EVENTS],
+    values: [batchSize, SUBSCRIBABLE_EVENTS],
   });
   const { relayed, pending, traces } = rows[0] ?? { relayed: 0, pending: [] };
   const enqueue = () =>
