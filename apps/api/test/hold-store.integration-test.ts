@@ -184,6 +184,21 @@ describe('HoldStore: the running seat total and the slot mirror', () => {
     expect((await s.hold(t.deps.holds, 4)).outcome).toBe('placed');
   });
 
+  it('when the left-out hold ends within the mirror ttl, then its seats are counted as booked as well, never in neither place', async () => {
+    const s = await freshSlot(10);
+    await t.deps.db.slot.update({ where: { id: s.slotId }, data: { capacity: 10, seatsBooked: 0 } });
+    // A hold of 10 s: it may expire before the paying transaction releases it.
+    expect((await s.hold(new HoldStore(t.deps.redis, 10), 6)).outcome).toBe('placed');
+    const [member] = await t.deps.redis.zrange(keys.slot(s.slotId).set, '0', '-1');
+    const holdId = member!.split(':')[0]!;
+
+    await t.deps.db.$transaction(async (tx) => {
+      const input = { tenantId: s.tenantId, slotId: s.slotId, seats: 6, exceptHoldId: holdId };
+      expect(await lockSlotAndReserveSeats(tx, t.deps.holds, input)).toBe(true);
+      expect(await t.deps.redis.hget(keys.slot(s.slotId).mirror, 'booked')).toBe('6');
+    });
+  });
+
   it('when the slot is not open, then nothing is mirrored and the hold is refused', async () => {
     const s = await freshSlot(10);
     const outcome = await t.deps.holds.place(

@@ -133,14 +133,17 @@ return other_held_seats(KEYS[1], KEYS[2], KEYS[3], ARGV[1], now)
 // expires (holds refused early, never seats sold twice).
 // KEYS: set, total, record of the hold to leave out, slot mirror. ARGV: that hold's id or '',
 // seats, seats_booked as locked, capacity, mirror ttl ms. Answers 1 (fits, counted) or 0.
-// Seats the left-out hold still keeps (it is live: a payment inside its time) are only checked:
-// they enter the booked figure as they leave the hold, in one step (RELEASE).
+// Seats the left-out hold still keeps (a payment inside its time) are only checked: they enter
+// the booked figure as they leave the hold, in one step (RELEASE). Unless the hold ends within
+// the mirror's ttl (ARGV[5], 30 s, beyond the default transaction timeout): then they are counted
+// here as well, for that short while twice rather than, once it expired, nowhere.
 export const RESERVE = `${NOW_MS}${OTHER_HELD_SEATS}${SET_BOOKED}
 local held = other_held_seats(KEYS[1], KEYS[2], KEYS[3], ARGV[1], now)
 local booked = tonumber(ARGV[3]) + tonumber(ARGV[2])
 if booked + held > tonumber(ARGV[4]) then return 0 end
 local kept = redis.call('HGET', KEYS[3], 'seats')
-if ARGV[1] ~= '' and kept and redis.call('ZSCORE', KEYS[1], ARGV[1] .. ':' .. kept) then return 1 end
+local expires = ARGV[1] ~= '' and kept and redis.call('ZSCORE', KEYS[1], ARGV[1] .. ':' .. kept)
+if expires and tonumber(expires) > now + tonumber(ARGV[5]) then return 1 end
 set_booked(KEYS[4], booked, tonumber(ARGV[5]))
 return 1
 `;
