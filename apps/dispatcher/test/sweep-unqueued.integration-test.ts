@@ -22,7 +22,7 @@ describe('sweepUnqueued', () => {
   });
 
   /** A pending delivery of a new endpoint, created a minute ago and due since then. */
-  async function overdueDelivery() {
+  async function overdueDelivery(status: 'pending' | 'waiting' = 'pending') {
     const demo = await seedTenant(t.deps);
     const endpoint = await t.deps.db.webhookEndpoint.create({
       data: {
@@ -38,8 +38,9 @@ describe('sweepUnqueued', () => {
         endpointId: endpoint.id,
         eventName: 'booking.created',
         isTest: true,
-        status: 'pending',
+        status,
         createdAt: new Date(Date.now() - 60_000),
+        updatedAt: new Date(Date.now() - 60_000),
       },
     });
   }
@@ -62,5 +63,17 @@ describe('sweepUnqueued', () => {
     await sweepUnqueued(t.deps.db, t.deps.deliveryQueue, delays(), 30_000);
 
     expect(await (await t.deps.deliveryQueue.getJob(delivery.id))!.getState()).toBe('waiting');
+  });
+
+  it('when a delivery still waits on an endpoint that is active again, then it is made pending and queued', async () => {
+    const delivery = await overdueDelivery('waiting');
+
+    expect(await sweepUnqueued(t.deps.db, t.deps.deliveryQueue, delays(), 30_000)).toBe(1);
+
+    expect(await t.deps.db.webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).toMatchObject({
+      status: 'pending',
+      attemptCount: 0,
+    });
+    expect(await (await t.deps.deliveryQueue.getJob(delivery.id))?.getState()).toBe('waiting');
   });
 });

@@ -22,7 +22,7 @@ export function maintenanceJobs(deps: { db: Db; queue: DeliveryQueue; config: Co
       schedule: { every: sweepIntervalMs },
       async handler({ logger }) {
         const requeued = await sweepUnqueued(deps.db, deps.queue, retryDelaysMs, sweepIntervalMs * 2);
-        if (requeued > 0) logger.warn({ swept: requeued }, 'queued deliveries that had lost their job');
+        if (requeued > 0) logger.warn({ swept: requeued }, 'queued deliveries that had no job');
         return { requeued };
       },
     },

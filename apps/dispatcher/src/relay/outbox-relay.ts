@@ -6,7 +6,7 @@ import { RELAY_BATCH_SIZE, relayOutbox } from './relay-outbox';
 
 const LISTEN_RETRY_MS = 5_000;
 
-/** Full batches in a row after which a batch size halved by a timeout is doubled again. */
+/** Full batches after which a batch size halved by a timeout is doubled again. */
 const GROW_AFTER = 100;
 
 /**
@@ -35,8 +35,8 @@ export async function startOutboxRelay(deps: {
   // Events per statement. A batch writes a delivery per event and endpoint that wants it, so a
   // tenant with many endpoints can make a full batch too big for the statement timeout: the same
   // oldest events would then be claimed and rolled back for good. The size halves after such a
-  // batch (down to one event), and doubles back after GROW_AFTER full batches in a row, so a
-  // size that times out is tried again only now and then.
+  // batch (down to one event), and doubles back every GROW_AFTER full batches after that (in any
+  // lane or drain), so a size that times out is tried again only now and then.
   let batchSize = RELAY_BATCH_SIZE;
   let fullInARow = 0;
 
