@@ -36,7 +36,8 @@ export type ProviderAnswer =
  * Refunds (part of) a booking's card payment through the provider.
  *
  * 1. One transaction reserves the amount: under the booking and payment row locks it checks the
- *    amount against what is still refundable, records a pending refund and raises
+ *    amount against what is still refundable, records a pending refund (with the request's
+ *    `idempotencyRef`, by which a retry finds it: see retried-refund) and raises
  *    payments.refunded_cents. Concurrent refunds queue on those locks, so together they never
  *    exceed what was paid.
  * 2. The provider is asked outside any transaction (keyed by the refund id).
