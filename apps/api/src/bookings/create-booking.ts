@@ -9,7 +9,7 @@ import { bookingAnswer, committedBookingAnswer } from './booking-answer';
 import type { BookingRequest, BookingResponse } from './booking-schemas';
 import { insertBooking } from './insert-booking';
 import { newBooking } from './new-booking';
-import { prepareBooking } from './prepare-booking';
+import { prepareBooking, type PreparedBooking } from './prepare-booking';
 
 type Deps = { db: Db; pool: PgPool; holds: HoldStore; terms: BookingTermsCache; config: Config };
 
@@ -62,7 +62,7 @@ async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: str
   // lock order, in a transaction, and so does a free one, confirmed at once. So does a plain
   // booking the statement could not decide (see insert-booking): a refusal for seats, or a
   // customer that changed under it.
-  const plain = (terms: typeof prepared) => !terms.member && !request.gift_card_code && terms.price.totalCents > 0;
+  const plain = (p: PreparedBooking) => !p.member && !request.gift_card_code && p.price.totalCents > 0;
   let outcome = plain(prepared) ? await insertBooking(deps.pool, prepared, booking, request) : null;
   for (let checks = 1; outcome?.kind === 'stale_terms'; checks += 1) {
     // A price or term changed since it was read or kept: decide and price the booking again.

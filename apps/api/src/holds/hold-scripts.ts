@@ -105,44 +105,44 @@ return {1, expires}
 `;
 
 // The live seats of a slot's set but those of the hold whose record is `record` and id `hold_id`
-// ('' to leave none out).
+// ('' to leave none out), and that hold's expiry when it is live (false otherwise).
 const OTHER_HELD_SEATS = `${HELD_SEATS}
 local function other_held_seats(set, total, record, hold_id, now)
   local held, changed = held_seats(set, total, now)
   if changed then store_total(set, total, held) end
+  local expires = false
   if hold_id ~= '' then
     local seats = redis.call('HGET', record, 'seats')
     -- Every member left in the set is live.
-    if seats and redis.call('ZSCORE', set, hold_id .. ':' .. seats) then held = held - tonumber(seats) end
+    expires = seats and redis.call('ZSCORE', set, hold_id .. ':' .. seats)
+    if expires then held = held - tonumber(seats) end
   end
-  return held
+  return held, expires
 end
 `;
 
 // KEYS: set and total of a slot, and the record of a hold of that slot to leave out. ARGV: the id
 // of that hold, or '' to leave none out.
 export const COUNT = `${NOW_MS}${OTHER_HELD_SEATS}
-return other_held_seats(KEYS[1], KEYS[2], KEYS[3], ARGV[1], now)
+local held = other_held_seats(KEYS[1], KEYS[2], KEYS[3], ARGV[1], now)
+return held
 `;
 
-// Seats about to enter seats_booked that no live hold kept (a payment or cash after the hold
-// expired, guests added, a booking moved here), checked and counted in one step: the caller holds
-// the slot row lock and read seats_booked under it. If the seats fit beside the other live holds,
-// the mirror's booked figure rises to include them at once, so a hold placed before the commit
-// counts them; should the commit fail, the mirror shows seats that are not booked until it
-// expires (holds refused early, never seats sold twice).
+// Seats about to enter seats_booked (a payment or cash, guests added, a booking moved here),
+// checked and counted in one step: the caller holds the slot row lock and read seats_booked under
+// it. If the seats fit beside the other live holds, the mirror's booked figure rises to include
+// them at once, so a hold placed before the commit counts them; should the commit fail, the
+// mirror shows seats that are not booked until it expires (holds refused early, never seats sold
+// twice). Seats the left-out hold still keeps (a payment inside its time) are only checked: they
+// enter the booked figure as they leave the hold, in one step (RELEASE). Unless the hold ends
+// within the mirror's ttl (ARGV[5], 30 s, beyond the default transaction timeout): then they are
+// counted here as well, for that short while twice rather than, once it expired, nowhere.
 // KEYS: set, total, record of the hold to leave out, slot mirror. ARGV: that hold's id or '',
-// seats, seats_booked as locked, capacity, mirror ttl ms. Answers 1 (fits, counted) or 0.
-// Seats the left-out hold still keeps (a payment inside its time) are only checked: they enter
-// the booked figure as they leave the hold, in one step (RELEASE). Unless the hold ends within
-// the mirror's ttl (ARGV[5], 30 s, beyond the default transaction timeout): then they are counted
-// here as well, for that short while twice rather than, once it expired, nowhere.
+// seats, seats_booked as locked, capacity, mirror ttl ms. Answers 1 (fits) or 0.
 export const RESERVE = `${NOW_MS}${OTHER_HELD_SEATS}${SET_BOOKED}
-local held = other_held_seats(KEYS[1], KEYS[2], KEYS[3], ARGV[1], now)
+local held, expires = other_held_seats(KEYS[1], KEYS[2], KEYS[3], ARGV[1], now)
 local booked = tonumber(ARGV[3]) + tonumber(ARGV[2])
 if booked + held > tonumber(ARGV[4]) then return 0 end
-local kept = redis.call('HGET', KEYS[3], 'seats')
-local expires = ARGV[1] ~= '' and kept and redis.call('ZSCORE', KEYS[1], ARGV[1] .. ':' .. kept)
 if expires and tonumber(expires) > now + tonumber(ARGV[5]) then return 1 end
 set_booked(KEYS[4], booked, tonumber(ARGV[5]))
 return 1

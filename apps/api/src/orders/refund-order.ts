@@ -4,6 +4,7 @@ import { Prisma, type Db, type Tx } from '@booking/db';
 import { AppError } from '@booking/domain';
 import { recordEvent } from '@booking/events';
 import Stripe from 'stripe';
+import { findProviderRefund } from '../payments/find-provider-refund';
 import { providerRefusal } from '../payments/provider-call';
 import { lockGiftCard, lockOpenShift, lockOrder, lockWallets, type LockedOrder, type LockedWallet } from '../locks';
 import { assertRole, type Operator } from '../operators/api-key-auth';
@@ -426,25 +427,11 @@ async function settleOrAskAgain(
   orderId: string,
   planned: Planned & { provider: { paymentIntentId: string } },
 ): Promise<void> {
-  let ours: Stripe.Refund | undefined;
-  try {
-    for await (const candidate of stripe.refunds.list({
-      payment_intent: planned.provider.paymentIntentId,
-      limit: 100,
-    })) {
-      if (candidate.metadata?.order_refund_id === planned.refundId) {
-        ours = candidate;
-        break;
-      }
-    }
-  } catch (error) {
-    // Without the list nothing can be concluded: the refund stays as it is.
-    throw new AppError(
-      'refund_in_progress',
-      { refund_id: planned.refundId, message: 'the payment provider did not answer; the refund stays pending' },
-      { cause: error },
-    );
-  }
+  const ours = await findProviderRefund(stripe, planned.provider.paymentIntentId, {
+    id: planned.refundId,
+    providerRefundId: null,
+    metadataKey: 'order_refund_id',
+  });
   if (ours) return recordProviderRefund(deps.db, planned.refundId, ours);
   await askProvider(deps, stripe, operator, orderId, planned);
 }

@@ -1,7 +1,7 @@
 import type { Db } from '@booking/db';
 import { AppError } from '@booking/domain';
-import Stripe from 'stripe';
-import { providerRefusal } from '../payments/provider-call';
+import type Stripe from 'stripe';
+import { findProviderRefund } from '../payments/find-provider-refund';
 import type { HoldStore } from '../holds/hold-store';
 import type { Operator } from '../operators/api-key-auth';
 import { askProvider, recordProviderAnswer, refundView } from './create-refund';
@@ -36,7 +36,7 @@ export async function reconcileRefund(deps: Deps, operator: Operator, refundId: 
   }
   const paymentIntentId = refund.payment.providerReference!;
 
-  const found = await findAtProvider(stripe, paymentIntentId, refund);
+  const found = await findProviderRefund(stripe, paymentIntentId, { ...refund, metadataKey: 'refund_id' });
   if (found) {
     const release = await deps.db.$transaction((tx) => settleOurRefund(tx, deps.holds, refund, found));
     if (release) await deps.holds.releaseAfterCommit(release.slotId, release.holdId, release.seats);
@@ -49,37 +49,4 @@ export async function reconcileRefund(deps: Deps, operator: Operator, refundId: 
     amountCents: refund.amountCents,
   });
   return recordProviderAnswer(deps, refund.bookingId, refund.id, answer);
-}
-
-/** The provider's refund for ours, if the provider ever received the request. */
-async function findAtProvider(
-  stripe: Stripe,
-  paymentIntentId: string,
-  refund: { id: string; providerRefundId: string | null },
-): Promise<Stripe.Refund | null> {
-  let byMetadata: Stripe.Refund | null = null;
-  try {
-    // Auto-pagination: every refund of the intent, 100 a page.
-    for await (const candidate of stripe.refunds.list({ payment_intent: paymentIntentId, limit: 100 })) {
-      if (refund.providerRefundId && candidate.id === refund.providerRefundId) return candidate;
-      if (candidate.metadata?.refund_id === refund.id) byMetadata ??= candidate;
-    }
-  } catch (error) {
-    if (!(error instanceof Stripe.errors.StripeError)) throw error;
-    // Without the list nothing can be concluded (sending again is only safe when the provider
-    // shows no refund): the refund stays as it is.
-    const unanswered = error instanceof Stripe.errors.StripeConnectionError || (error.statusCode ?? 0) >= 500;
-    if (unanswered) {
-      throw new AppError(
-        'refund_in_progress',
-        {
-          refund_id: refund.id,
-          message: 'the payment provider did not answer; the refund stays pending, try again later',
-        },
-        { cause: error },
-      );
-    }
-    throw providerRefusal(error, { refund_id: refund.id });
-  }
-  return byMetadata;
 }
