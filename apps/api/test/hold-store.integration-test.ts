@@ -209,6 +209,35 @@ describe('HoldStore: the running seat total and the slot mirror', () => {
     expect(await t.deps.redis.exists(keys.slot(s.slotId).mirror)).toBe(0);
   });
 
+  it('when seats are freed while a hold reads the slot, then the hold reads it again rather than mirror the figure from before', async () => {
+    const demo = await seedTenant(t.deps);
+    const { experience, slot } = kayak(demo);
+    await t.deps.db.slot.update({ where: { id: slot.id }, data: { seatsBooked: slot.capacity } });
+    const booked: number[] = [];
+    const readSlot = async (): Promise<SlotSnapshot> => {
+      const row = await t.deps.db.slot.findUniqueOrThrow({ where: { id: slot.id } });
+      booked.push(row.seatsBooked);
+      // A cancellation of 4 seats commits between this read and the hold's script.
+      if (booked.length === 1) {
+        await t.deps.db.$transaction((tx) => changeBookedSeats(tx, t.deps.holds, slot.id, -4));
+      }
+      return {
+        capacity: row.capacity,
+        seatsBooked: row.seatsBooked,
+        experienceId: experience.id,
+        tenantId: demo.tenant.id,
+        startsAt: new Date(Date.now() + 86_400_000),
+        minPartySize: 1,
+        maxPartySize: 10,
+      };
+    };
+    const hold = { id: holdIdOn(slot.id, randomUUID()), experienceId: experience.id, slotId: slot.id, seats: 4 };
+
+    expect((await t.deps.holds.place(hold, readSlot)).outcome).toBe('placed');
+    expect(booked).toEqual([slot.capacity, slot.capacity - 4]);
+    expect(await t.deps.redis.hget(keys.slot(slot.id).mirror, 'booked')).toBe(String(slot.capacity - 4));
+  });
+
   it('when a change that frees seats rolls back, then holds still see the seats it did not free', async () => {
     const demo = await seedTenant(t.deps);
     const { experience, slot } = kayak(demo);

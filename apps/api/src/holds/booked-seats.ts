@@ -11,7 +11,8 @@ import type { HoldStore } from './hold-store';
  *   which stops counting in the same Redis step.
  * - seats freed: the mirror is dropped rather than lowered, because a lower figure that then
  *   failed to commit would let holds take seats that are not free. The next hold reads the slot
- *   from PostgreSQL FOR SHARE, which waits for this transaction and reads what it committed.
+ *   from PostgreSQL FOR SHARE, which waits for this transaction and reads what it committed; a
+ *   hold whose read began before it reads again (hold-store's FORGET).
  * Either way the locked re-check of every booking against PostgreSQL's own figure is what keeps a
  * slot from being oversold.
  */

@@ -13,6 +13,8 @@
 //   round trip. Every change of seats_booked writes the new figure here under the slot row's lock,
 //   before its commit (booked-seats.ts); a snapshot read from PostgreSQL only fills fields that are
 //   absent, so it never overwrites the newer figure of a change that committed after the read.
+//   A change that frees seats empties the mirror instead (FORGET) and bumps its `gen` field, which
+//   outlives the emptying: a snapshot read before that change is refused by its gen (see PLACE).
 // - `holds:<holdId>`: the hold's record, kept a day past expiry so that converting an expired hold
 //   can answer 410 hold_expired rather than 404 hold_not_found. A hold id begins with its slot's
 //   tag, so on a cluster the record is found from the hold id alone.
@@ -67,23 +69,31 @@ end
 /** The mirrored slot's fields, in the order PLACE takes a snapshot of them. */
 export const SLOT_FIELDS = ['capacity', 'booked', 'experience', 'tenant', 'starts', 'min', 'max'] as const;
 
+const MIRROR_FIELDS = `local fields = {${SLOT_FIELDS.map((field) => `'${field}'`).join(', ')}}
+`;
+
 // KEYS: set, total, record, slot mirror. ARGV: hold id, seats, ttl ms, record ttl s, experience
 // id, slot id, mirror ttl ms, then optionally a snapshot of the slot (SLOT_FIELDS) read from
-// PostgreSQL.
+// PostgreSQL and the mirror's gen the {-1} answer gave before that read ('*': take it anyway).
 // A hold id that already has a record was placed by an earlier run of the same request (ids of
 // retried requests are derived from their key): that hold is the answer, and nothing is added.
-// Answers: {1, expires} placed; {2, expires} placed before; {0} no room; {-1} no mirror (read
-// the slot and call again with it); {-2} other experience; {-3, min, max} party size; {-4} started.
-export const PLACE = `${NOW_MS}${HELD_SEATS}
+// A snapshot is taken only if no change freed seats since its read began (the gen is the same):
+// one that did may have committed after the read, and the figure read would then count seats as
+// booked that are free, refusing holds until the mirror expires.
+// Answers: {1, expires} placed; {2, expires} placed before; {0} no room; {-1, gen} no mirror, or
+// seats freed since the read (read the slot and call again with it); {-2} other experience;
+// {-3, min, max} party size; {-4} started.
+export const PLACE = `${NOW_MS}${HELD_SEATS}${MIRROR_FIELDS}
 local existing = redis.call('HGET', KEYS[3], 'expires')
 if existing then return {2, tonumber(existing)} end
-local fields = {${SLOT_FIELDS.map((field) => `'${field}'`).join(', ')}}
+local function gen() return redis.call('HGET', KEYS[4], 'gen') or '0' end
 if ARGV[8] then
+  if ARGV[15] ~= '*' and ARGV[15] ~= gen() then return {-1, gen()} end
   for i, field in ipairs(fields) do redis.call('HSETNX', KEYS[4], field, ARGV[7 + i]) end
   if redis.call('PTTL', KEYS[4]) < 0 then redis.call('PEXPIRE', KEYS[4], tonumber(ARGV[7])) end
 end
 local slot = redis.call('HMGET', KEYS[4], unpack(fields))
-if not slot[1] then return {-1} end
+if not slot[1] then return {-1, gen()} end
 if slot[3] ~= ARGV[5] then return {-2} end
 local seats = tonumber(ARGV[2])
 local min, max = tonumber(slot[6]), tonumber(slot[7])
@@ -181,5 +191,16 @@ return 1
 // KEYS: slot mirror. ARGV: the slot's new seats_booked, mirror ttl ms.
 export const BOOKED = `${SET_BOOKED}
 set_booked(KEYS[1], ARGV[1], tonumber(ARGV[2]))
+return 1
+`;
+
+// Seats were freed (the caller holds the slot row lock and has not committed): the mirror's fields
+// go, so the next hold reads the slot again, and its gen goes up, so a read that began before
+// this change cannot fill the mirror with the figure it read. KEYS: slot mirror. ARGV: mirror ttl
+// ms.
+export const FORGET = `${MIRROR_FIELDS}
+redis.call('HDEL', KEYS[1], unpack(fields))
+redis.call('HINCRBY', KEYS[1], 'gen', 1)
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[1]))
 return 1
 `;

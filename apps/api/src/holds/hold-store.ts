@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { BOOKED, CONVERT, COUNT, PLACE, READ, RELEASE, RESERVE } from './hold-scripts';
+import { BOOKED, CONVERT, COUNT, FORGET, PLACE, READ, RELEASE, RESERVE } from './hold-scripts';
 
 /** A hold as Redis keeps it. Times are milliseconds since epoch, on Redis's clock. */
 export interface Hold {
@@ -39,6 +39,13 @@ export type PlaceOutcome =
 export const SLOT_MIRROR_TTL_MS = 30_000;
 
 const RECORD_GRACE_SECONDS = 24 * 60 * 60;
+
+/**
+ * Reads of the slot a hold makes before it takes its snapshot as it is: each read that a change
+ * freeing seats overtook is made again, and such changes are rare, so the last read is as good
+ * as any and only bounds the loop (its figure errs on the side of booked seats).
+ */
+const SNAPSHOT_READS = 3;
 
 /**
  * The hash tag of a slot's keys and of its holds' records: 4 hex digits of a hash of the slot id.
@@ -103,7 +110,10 @@ function script(redis: Redis | Cluster, name: string, lua: string, numberOfKeys:
 }
 
 export class HoldStore {
-  private readonly scripts: Record<'place' | 'count' | 'reserve' | 'read' | 'convert' | 'release' | 'booked', Script>;
+  private readonly scripts: Record<
+    'place' | 'count' | 'reserve' | 'read' | 'convert' | 'release' | 'booked' | 'forget',
+    Script
+  >;
   private readonly keys: HoldKeys;
 
   constructor(
@@ -120,6 +130,7 @@ export class HoldStore {
       convert: script(redis, 'holdConvert', CONVERT, 3),
       release: script(redis, 'holdRelease', RELEASE, 4),
       booked: script(redis, 'holdBooked', BOOKED, 1),
+      forget: script(redis, 'holdForget', FORGET, 1),
     };
   }
 
@@ -133,7 +144,8 @@ export class HoldStore {
    * Atomically adds a hold if the slot's live holds plus its seats fit beside the slot's booked
    * seats, after checking the hold against the slot (experience, party size, start). Redis
    * answers from its mirror of the slot; when it has none, `readSlot` reads the slot from
-   * PostgreSQL (null: no such open slot) and the mirror is filled on the way. The hold id must
+   * PostgreSQL (null: no such open slot) and the mirror is filled on the way, unless seats were
+   * freed since the read began: then the slot is read again (SNAPSHOT_READS). The hold id must
    * begin with the slot's tag (holdIdOn).
    */
   async place(
@@ -150,8 +162,8 @@ export class HoldStore {
       hold.slotId,
       SLOT_MIRROR_TTL_MS,
     ];
-    let answer = (await this.scripts.place(keys, args)) as number[];
-    if (answer[0] === -1) {
+    let answer = (await this.scripts.place(keys, args)) as (number | string)[];
+    for (let reads = 1; answer[0] === -1 && reads <= SNAPSHOT_READS; reads++) {
       const slot = await readSlot();
       if (!slot) return { outcome: 'slot_not_found' };
       const snapshot = [
@@ -162,10 +174,11 @@ export class HoldStore {
         slot.startsAt.getTime(),
         slot.minPartySize,
         slot.maxPartySize,
+        reads < SNAPSHOT_READS ? String(answer[1]) : '*',
       ];
-      answer = (await this.scripts.place(keys, [...args, ...snapshot])) as number[];
+      answer = (await this.scripts.place(keys, [...args, ...snapshot])) as (number | string)[];
     }
-    const [code, a = 0, b = 0] = answer;
+    const [code, a = 0, b = 0] = answer as number[];
     switch (code) {
       case 1:
         return { outcome: 'placed', expiresAt: a };
@@ -180,7 +193,7 @@ export class HoldStore {
       case -4:
         return { outcome: 'started' };
       default:
-        // The mirror vanished between the snapshot and the script (it only ever does by expiry).
+        // Not answered: the last snapshot is taken whatever its gen, and fills the mirror.
         return { outcome: 'slot_not_found' };
     }
   }
@@ -278,10 +291,11 @@ export class HoldStore {
 
   /**
    * Drops the slot's mirror: seats were freed (the caller holds the slot row lock and has not
-   * committed yet). The next hold reads the slot again.
+   * committed yet). The next hold reads the slot again, and a hold whose read began before this
+   * reads it again too (FORGET).
    */
   async forgetSlot(slotId: string): Promise<void> {
-    await this.redis.del(this.keys.slot(slotId).mirror);
+    await this.scripts.forget([this.keys.slot(slotId).mirror], [SLOT_MIRROR_TTL_MS]);
   }
 
   /**
