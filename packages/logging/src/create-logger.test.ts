@@ -21,6 +21,22 @@ describe('createLogger', () => {
     expect((lines[0]!.detail as { code: string }).code).toBe('P2028');
   });
 
+  it('when an error has a cause, then what names the failure at its service is logged and nothing it was about', () => {
+    const { logger, lines } = capture();
+    const stripeError = Object.assign(new Error('An error occurred with our connection to Stripe.'), {
+      type: 'StripeConnectionError',
+      statusCode: 503,
+      requestId: 'req_4ZgAq0Xp',
+      payment_intent: { id: 'pi_1', client_secret: 'pi_1_secret_XYZ' },
+    });
+    logger.error({ err: new Error('service_unavailable', { cause: stripeError }) }, 'request failed');
+
+    const err = lines[0]!.err as { cause_fields: unknown; message: string };
+    expect(err.cause_fields).toEqual({ type: 'StripeConnectionError', statusCode: 503, requestId: 'req_4ZgAq0Xp' });
+    expect(err.message).toContain('our connection to Stripe');
+    expect(JSON.stringify(lines[0])).not.toContain('pi_1_secret_XYZ');
+  });
+
   it('when a gift card code or a credential is logged by mistake, then it is redacted', () => {
     const { logger, lines } = capture();
     logger.info({

@@ -10,6 +10,7 @@ export function createLogger(level: string, service: string, destination?: Desti
     {
       level,
       base: { service },
+      serializers: { err: serializeError },
       redact: {
         paths: [
           'req.headers.authorization',
@@ -45,4 +46,27 @@ export function createLogger(level: string, service: string, destination?: Desti
     },
     destination,
   );
+}
+
+/** A cause's fields that say what failed and where, without anything it was about. */
+const CAUSE_FIELDS = ['type', 'code', 'statusCode', 'requestId'] as const;
+
+/**
+ * pino's error serializer, plus the fields of the error's cause that name the failure at the
+ * service that failed (a Stripe error's type, code, HTTP status and request id, which Stripe's
+ * support asks for; a PostgreSQL error's code). Of a cause pino keeps only the message and the
+ * stack, and the rest stays out: a Stripe error carries the object it was about, with secrets.
+ */
+function serializeError(err: unknown): unknown {
+  const serialized = pino.stdSerializers.err(err as Error) as unknown;
+  const cause = (err as { cause?: unknown } | null)?.cause;
+  if (serialized === null || typeof serialized !== 'object' || cause === null || typeof cause !== 'object') {
+    return serialized;
+  }
+  const fields: Record<string, string | number> = {};
+  for (const name of CAUSE_FIELDS) {
+    const value = (cause as Record<string, unknown>)[name];
+    if (typeof value === 'string' || typeof value === 'number') fields[name] = value;
+  }
+  return Object.keys(fields).length > 0 ? Object.assign(serialized, { cause_fields: fields }) : serialized;
 }
