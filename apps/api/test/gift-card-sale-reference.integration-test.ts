@@ -8,6 +8,7 @@ import {
   cardPaidBooking,
   createTestApp,
   type FakeStripe,
+  freePort,
   heldBooking,
   payByCard,
   seedTenant,
@@ -120,6 +121,24 @@ describe('gift card sale payment references', () => {
 
     await expectRefused(a, reference, 400, 'payment_reference_invalid');
     expect(await salesWith(reference)).toBe(0);
+  });
+
+  it('when Stripe cannot be reached, then the sale is 503 service_unavailable and no card is sold', async () => {
+    const reference = await intent(saleMetadata(a));
+    // The same database and Redis, with Stripe at an address nothing listens on.
+    const away = createTestApp(stripeEnv(`http://127.0.0.1:${await freePort()}`));
+    try {
+      const cardsBefore = await cardsOf(a);
+      const res = await request(away.app)
+        .post('/api/gift-cards/sell')
+        .set('Authorization', bearer(a.api_keys.admin))
+        .send({ amount_cents: 5000, currency: 'USD', payment_method: 'card', payment_reference: reference });
+
+      expect({ status: res.status, error: res.body.error }).toEqual({ status: 503, error: 'service_unavailable' });
+      expect(await cardsOf(a)).toBe(cardsBefore);
+    } finally {
+      await away.close();
+    }
   });
 
   it('when the payment was made for this sale, then the card is sold', async () => {

@@ -1,6 +1,7 @@
 import type { Db, Tx } from '@booking/db';
 import { AppError } from '@booking/domain';
 import type Stripe from 'stripe';
+import { providerCall } from './provider-call';
 
 /**
  * A payment taken at the till through Stripe and presented by its PaymentIntent id: for a gift
@@ -51,19 +52,22 @@ export async function assertProviderPayment(
     });
   }
   // Any refund, even one still pending or later failed: the buyer asked for the money back.
-  const refunds = await stripe.refunds.list({ payment_intent: intent.id, limit: 1 });
+  const refunds = await providerCall(() => stripe.refunds.list({ payment_intent: intent.id, limit: 1 }));
   if (refunds.data.length > 0) throw new AppError('payment_reference_invalid', 'the payment has been refunded');
 }
 
+/** The PaymentIntent; Stripe away or refusing is our answer for it (providerCall), not a 500. */
 async function retrieveIntent(stripe: Stripe, reference: string): Promise<Stripe.PaymentIntent> {
-  try {
-    return await stripe.paymentIntents.retrieve(reference);
-  } catch (error) {
-    if ((error as { statusCode?: number }).statusCode === 404) {
-      throw new AppError('payment_reference_invalid', 'no such payment at the provider');
+  return providerCall(async () => {
+    try {
+      return await stripe.paymentIntents.retrieve(reference);
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode === 404) {
+        throw new AppError('payment_reference_invalid', 'no such payment at the provider');
+      }
+      throw error;
     }
-    throw error;
-  }
+  });
 }
 
 /**
