@@ -12,6 +12,7 @@ import {
   keyIdOf,
   placeHold,
   seedTenant,
+  sleep,
   type TestApp,
 } from '@booking/test-kit';
 
@@ -389,6 +390,28 @@ describe('booking amendments: reschedule, transfer, party', () => {
       expect(await eventsOf(booking.bookingId, 'booking.rescheduled')).toHaveLength(0);
     });
 
+    it('when the customer moved the visit to a later slot, then the same manage link moves it again once the first slot has started', async () => {
+      const own = await seedTenant(t.deps);
+      const first = own.experiences[0]!.slots[0]!.id;
+      // The first slot starts in 5 s: a link that lived only until then is spent below.
+      const startsAt = new Date(Date.now() + 5_000);
+      await t.deps.db.slot.update({
+        where: { id: first },
+        data: { startsAt, endsAt: new Date(startsAt.getTime() + 3600_000) },
+      });
+      const booking = await makeBooking(own, { slotIndex: 0, guests: 1 });
+      const later = own.experiences[0]!.slots[2]!.id;
+      const moved = await reschedule(booking.bookingId, { slot_id: later }, { token: booking.manageToken });
+      expect(moved.status).toBe(200);
+      await sleep(Math.max(0, startsAt.getTime() - Date.now()) + 500);
+
+      const again = own.experiences[0]!.slots[3]!.id;
+      const res = await reschedule(booking.bookingId, { slot_id: again }, { token: booking.manageToken });
+
+      expect(res.status).toBe(200);
+      expect((await bookingRow(booking.bookingId)).slotId).toBe(again);
+    });
+
     it('when the booking has been checked in, then even a manager gets 409 booking_not_amendable', async () => {
       const booking = await makeBooking(demo, { slotIndex: 1, guests: 1 });
       await t.deps.db.booking.update({ where: { id: booking.bookingId }, data: { checkedInAt: new Date() } });
@@ -422,6 +445,26 @@ describe('booking amendments: reschedule, transfer, party', () => {
       expect((await bookingRow(booking.bookingId)).slotId).toBe(booking.slotId);
     });
 
+    it("when a booking is transferred, then the answer carries the new customer's manage token, which reschedules it", async () => {
+      const booking = await makeBooking(demo, { slotIndex: 3, guests: 1 });
+      const moved = await transfer(
+        booking.bookingId,
+        { customer: { email: `new-owner-${Date.now()}@example.com`, first_name: 'Nia' }, reason: 'gift' },
+        demo.api_keys.manager,
+      );
+      expect(moved.status).toBe(200);
+
+      const target = demo.experiences[0]!.slots[5]!.id;
+      const res = await reschedule(
+        booking.bookingId,
+        { slot_id: target },
+        { token: moved.body.manage_token as string },
+      );
+
+      expect(res.status).toBe(200);
+      expect((await bookingRow(booking.bookingId)).slotId).toBe(target);
+    });
+
     it('when a manager transfers a confirmed booking to a new email, then the booking has the new customer, the amendment and booking.transferred are recorded, and later booking events carry the new address', async () => {
       const kayak = demo.experiences[0]!;
       const booking = await makeBooking(demo, { slotIndex: 1, guests: 2 });
@@ -445,6 +488,9 @@ describe('booking amendments: reschedule, transfer, party', () => {
       expect(res.body).toEqual({
         booking_id: booking.bookingId,
         customer: { id: newCustomer.id, email: newEmail, first_name: 'Grace', last_name: 'Hopper', phone: '+1555' },
+        manage_token: expect.any(String),
+        // The seed's first experience needs a waiver.
+        waiver_url: expect.stringContaining('/api/waivers/'),
       });
       const after = await bookingRow(booking.bookingId);
       expect(after).toMatchObject({ customerId: newCustomer.id, status: 'confirmed', slotId: booking.slotId });

@@ -180,6 +180,67 @@ describe('waivers', () => {
     });
   });
 
+  describe('a waiver link follows its booking', () => {
+    const moveSlot = (slotId: string, endsAt: Date) =>
+      t.deps.db.slot.update({
+        where: { id: slotId },
+        data: { startsAt: new Date(endsAt.getTime() - 3600_000), endsAt },
+      });
+    const twoDaysAgo = () => new Date(Date.now() - 2 * 86_400_000);
+
+    it('when the visit ended more than a day ago, then the link is 401 token_expired, whenever the link was issued', async () => {
+      const own = await seedTenant(t.deps);
+      const booking = await makeBooking(own, { confirmed: true });
+      const token = tokenOf(booking.waiverUrl);
+      await moveSlot(booking.slotId, twoDaysAgo());
+
+      const read = await getWaiver(token);
+      const signed = await sign(token, signBody('Ada'), clientIp());
+
+      expect([read.status, read.body.error]).toEqual([401, 'token_expired']);
+      expect([signed.status, signed.body.error]).toEqual([401, 'token_expired']);
+      expect(await signatures(booking.bookingId)).toHaveLength(0);
+    });
+
+    it('when the booking was moved to a later slot, then the link it was sent with works until a day after the new visit', async () => {
+      const own = await seedTenant(t.deps);
+      const booking = await makeBooking(own, { confirmed: true });
+      const token = tokenOf(booking.waiverUrl);
+      const later = kayak(own).slots[3]!.id;
+      const moved = await request(t.app)
+        .post(`/api/bookings/${booking.bookingId}/reschedule`)
+        .set('Authorization', `Bearer ${own.api_keys.manager}`)
+        .send({ slot_id: later });
+      expect(moved.status).toBe(200);
+      // The slot the link was issued for is long over; the booking's visit is not.
+      await moveSlot(booking.slotId, twoDaysAgo());
+
+      expect((await getWaiver(token)).status).toBe(200);
+      expect((await sign(token, signBody('Ada'), clientIp())).status).toBe(201);
+    });
+
+    it("when the booking was transferred, then the old customer's link is 401 invalid_token and the one in the transfer's answer works", async () => {
+      const own = await seedTenant(t.deps);
+      const booking = await makeBooking(own, { confirmed: true });
+      const oldToken = tokenOf(booking.waiverUrl);
+      const moved = await request(t.app)
+        .post(`/api/bookings/${booking.bookingId}/transfer`)
+        .set('Authorization', `Bearer ${own.api_keys.manager}`)
+        .send({ customer: { email: `new-owner-${randomUUID()}@example.com`, first_name: 'Nia' }, reason: 'gift' });
+      expect(moved.status).toBe(200);
+      const newToken = tokenOf(moved.body.waiver_url as string);
+
+      const oldRead = await getWaiver(oldToken);
+      const oldSign = await sign(oldToken, signBody('Ada'), clientIp());
+
+      expect([oldRead.status, oldRead.body.error]).toEqual([401, 'invalid_token']);
+      expect([oldSign.status, oldSign.body.error]).toEqual([401, 'invalid_token']);
+      expect((await getWaiver(newToken)).status).toBe(200);
+      expect((await sign(newToken, signBody('Nia'), clientIp())).status).toBe(201);
+      expect((await signatures(booking.bookingId)).map((s) => s.participantName)).toEqual(['Nia']);
+    });
+  });
+
   describe('POST /api/waivers/{token}/sign', () => {
     it('when a participant signs, then 201, the evidence is stored and waiver.signed carries only identifiers; signing again is 200 with the same signature and no new event', async () => {
       const booking = await makeBooking(demo, { guests: 2 });

@@ -32,7 +32,8 @@ const SINGLE_UUID = new RegExp(`^${UUID}$`, 'i');
 
 /**
  * The subject each purpose is issued for: a booking id, an order id (`order`: the buyer's view of
- * an online order), or for manage links `<bookingId>:<customerId>`; a member token (`member`,
+ * an online order), or for manage and waiver links `<bookingId>:<customerId>` (waiver links
+ * issued before they named the customer are a booking id alone); a member token (`member`,
  * the card or QR a member shows) is `<membershipId>:<tokenVersion>`, so a holder change, which
  * bumps the version, retires the previous holder's token; a member's self-service link
  * (`membership_manage`) has the same form, so a holder change retires it too.
@@ -43,7 +44,7 @@ const SINGLE_UUID = new RegExp(`^${UUID}$`, 'i');
 const SUBJECT_FORMS: Record<TokenPurpose, RegExp> = {
   booking: SINGLE_UUID,
   check_in: SINGLE_UUID,
-  waiver: SINGLE_UUID,
+  waiver: new RegExp(`^${UUID}(:${UUID})?$`, 'i'),
   manage: new RegExp(`^${UUID}:${UUID}$`, 'i'),
   order: SINGLE_UUID,
   member: new RegExp(`^${UUID}:[1-9][0-9]{0,8}$`, 'i'),

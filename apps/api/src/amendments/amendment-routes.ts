@@ -25,7 +25,7 @@ export function amendmentRoutes(deps: AppDeps): Router {
   });
   router.post('/api/bookings/:id/transfer', manager, async (req, res) => {
     const bookingId = bookingIdParam(req);
-    res.json(await transferBooking(deps.db, operatorOf(req), bookingId, parseTransfer(req.body)));
+    res.json(await transferBooking(deps, operatorOf(req), bookingId, parseTransfer(req.body)));
   });
   router.post('/api/bookings/:id/party', manager, async (req, res) => {
     const bookingId = bookingIdParam(req);

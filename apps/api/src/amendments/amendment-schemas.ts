@@ -57,6 +57,13 @@ export const TransferResponse = Type.Object(
       last_name: Type.Union([Type.String(), Type.Null()]),
       phone: Type.Union([Type.String(), Type.Null()]),
     }),
+    manage_token: Type.String({
+      description: "the new customer's self-service token (X-Manage-Token); the previous customer's no longer works",
+    }),
+    waiver_url: Type.Union([Type.String({ format: 'uri' }), Type.Null()], {
+      description:
+        "the new customer's waiver link, set when the experience requires a waiver; the previous customer's no longer works",
+    }),
   },
   { $id: 'TransferResponse' },
 );

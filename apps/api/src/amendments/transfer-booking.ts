@@ -1,6 +1,8 @@
+import type { Config } from '@booking/config';
 import type { Db } from '@booking/db';
 import { AppError, assertBookingAllows } from '@booking/domain';
 import { bookingEventSubject, recordEvent } from '@booking/events';
+import { manageToken, waiverUrl } from '../bookings/booking-links';
 import { upsertBookingCustomer } from '../customers/upsert-booking-customer';
 import { lockBooking } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
@@ -9,16 +11,18 @@ import type { TransferRequest, TransferResponse } from './amendment-schemas';
 /**
  * Re-attributes a confirmed booking to another customer of the tenant, found or made by email
  * (which records customer.created / customer.updated as a booking would). Later booking events,
- * and so later messages, carry the new customer's email. Seats and payment are unchanged.
+ * and so later messages, carry the new customer's email. Seats and payment are unchanged. The
+ * previous customer's manage and waiver links stop working; the answer carries the new
+ * customer's, for the operator to send on.
  */
 export async function transferBooking(
-  db: Db,
+  deps: { db: Db; config: Config },
   operator: Operator,
   bookingId: string,
   request: TransferRequest,
 ): Promise<TransferResponse> {
   const email = request.customer.email.trim().toLowerCase();
-  return db.$transaction(async (tx) => {
+  return deps.db.$transaction(async (tx) => {
     const booking = await lockBooking(tx, bookingId, { tenantId: operator.tenantId });
     assertBookingAllows(booking.status, 'amend');
     if (email === booking.customerEmail.toLowerCase()) {
@@ -64,6 +68,8 @@ export async function transferBooking(
       },
     });
     const customer = await tx.customer.findUniqueOrThrow({ where: { id: customerId } });
+    const slot = await tx.slot.findUniqueOrThrow({ where: { id: booking.slotId }, select: { endsAt: true } });
+    const linked = { id: bookingId, tenantId: operator.tenantId, customerId };
     return {
       booking_id: bookingId,
       customer: {
@@ -73,6 +79,8 @@ export async function transferBooking(
         last_name: customer.lastName,
         phone: customer.phone,
       },
+      manage_token: manageToken(deps.config, linked, slot.endsAt),
+      waiver_url: booking.requiresWaiver ? waiverUrl(deps.config, linked, slot.endsAt) : null,
     };
   });
 }

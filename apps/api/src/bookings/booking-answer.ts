@@ -1,6 +1,7 @@
 import type { Config } from '@booking/config';
 import type { Db } from '@booking/db';
 import { signToken } from '@booking/signing';
+import { manageToken, waiverUrl } from './booking-links';
 import type { BookingRequest, BookingResponse } from './booking-schemas';
 
 /** What POST /api/bookings answers about a booking it created. */
@@ -16,7 +17,7 @@ export interface CreatedBooking {
   /** A gift card covered the whole total, so the booking was confirmed at once. */
   paymentComplete: boolean;
   requiresWaiver: boolean;
-  slot: { startsAt: Date; endsAt: Date };
+  slot: { endsAt: Date };
 }
 
 /** The answer to the request that created `booking`; its tokens are signed afresh each time. */
@@ -29,13 +30,7 @@ export function bookingAnswer(config: Config, booking: CreatedBooking): BookingR
       ttlSeconds: config.bookingTokenTtlSeconds,
     }),
     waiver_url: booking.requiresWaiver ? waiverUrl(config, booking, booking.slot.endsAt) : null,
-    manage_token: signToken(config.tokenSigningSecret, 'manage', {
-      // Bound to the customer too: a transfer to someone else ends the old owner's link.
-      subject: `${booking.id}:${booking.customerId}`,
-      tenantId: booking.tenantId,
-      // Self-service changes are possible until the visit starts.
-      ttlSeconds: Math.max(60, Math.ceil((booking.slot.startsAt.getTime() - Date.now()) / 1000)),
-    }),
+    manage_token: manageToken(config, booking, booking.slot.endsAt),
     status: booking.paymentComplete ? 'confirmed' : 'held',
     total_cents: booking.totalCents,
     currency: booking.currency,
@@ -61,7 +56,7 @@ export async function committedBookingAnswer(
     include: {
       customer: { select: { email: true } },
       experience: { select: { requiresWaiver: true } },
-      slot: { select: { startsAt: true, endsAt: true } },
+      slot: { select: { endsAt: true } },
     },
   });
   if (!booking || booking.idempotencyRef !== idempotencyRef) return null;
@@ -73,14 +68,4 @@ export async function committedBookingAnswer(
       (booking.giftCardId !== null && booking.giftCardAppliedCents === booking.totalCents) || booking.totalCents === 0,
     requiresWaiver: booking.experience.requiresWaiver,
   });
-}
-
-function waiverUrl(config: Config, booking: { id: string; tenantId: string }, slotEndsAt: Date): string {
-  const token = signToken(config.tokenSigningSecret, 'waiver', {
-    subject: booking.id,
-    tenantId: booking.tenantId,
-    // Guests can sign up to the day after their visit.
-    ttlSeconds: Math.max(60, Math.ceil((slotEndsAt.getTime() - Date.now()) / 1000) + 24 * 60 * 60),
-  });
-  return `${config.publicBaseUrl}/api/waivers/${token}`;
 }

@@ -60,11 +60,12 @@ export const BookingResponse = Type.Object(
     booking_id: Type.String({ format: 'uuid' }),
     booking_token: Type.String({ description: 'HMAC-signed, 1-hour TTL; send back as X-Booking-Token' }),
     waiver_url: Type.Union([Type.String({ format: 'uri' }), Type.Null()], {
-      description: 'set when the experience requires a waiver',
+      description:
+        "set when the experience requires a waiver; guests read and sign there until a day after the visit ends, wherever it has been moved, while the booking is this customer's",
     }),
     manage_token: Type.String({
       description:
-        'signed token for customer self-service (reschedule) as header X-Manage-Token; valid until the slot starts',
+        "signed token for customer self-service (reschedule) as header X-Manage-Token; works until the visit starts, wherever it has been moved, while the booking is this customer's",
     }),
     status: Type.Union([Type.Literal('held'), Type.Literal('confirmed')]),
     total_cents: Type.Integer({ minimum: 0 }),

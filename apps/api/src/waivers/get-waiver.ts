@@ -5,17 +5,22 @@ import { WAIVER_TEXT, WAIVER_VERSION } from './waiver-text';
 import { assertWaiverOpen, type WaiverClaims } from './waiver-token';
 
 /** What the guest sees behind the booking's waiver_url: the visit, the text to sign and who has signed. */
-export async function getWaiver(deps: { db: Db }, { bookingId, tenantId }: WaiverClaims): Promise<WaiverView> {
+export async function getWaiver(deps: { db: Db }, claims: WaiverClaims): Promise<WaiverView> {
   const booking = await deps.db.booking.findFirst({
-    where: { id: bookingId, tenantId },
+    where: { id: claims.bookingId, tenantId: claims.tenantId },
     include: {
       experience: { select: { name: true, requiresWaiver: true } },
-      slot: { select: { startsAt: true } },
+      slot: { select: { startsAt: true, endsAt: true } },
       waiverSignatures: { orderBy: { signedAt: 'asc' }, select: { participantName: true, signedAt: true } },
     },
   });
   if (!booking) throw new AppError('waiver_not_found');
-  assertWaiverOpen({ status: booking.status, requiresWaiver: booking.experience.requiresWaiver });
+  assertWaiverOpen(claims, {
+    status: booking.status,
+    requiresWaiver: booking.experience.requiresWaiver,
+    customerId: booking.customerId,
+    slotEndsAt: booking.slot.endsAt,
+  });
   return {
     booking_id: booking.id,
     experience: { name: booking.experience.name },

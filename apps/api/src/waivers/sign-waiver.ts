@@ -61,18 +61,21 @@ export function evidenceHash(fields: {
  */
 export async function signWaiver(
   deps: { db: Db },
-  { bookingId, tenantId }: WaiverClaims,
+  claims: WaiverClaims,
   request: SignWaiverRequest,
   context: SigningContext,
 ): Promise<WaiverSignatureResponse> {
   const participantName = request.participant_name.trim();
   const signerName = request.signer_name.trim();
   const key = participantKey(participantName);
+  const { bookingId, tenantId } = claims;
 
   const { signature, created } = await deps.db.$transaction(async (tx) => {
     const booking = await findBookingForUpdate(tx, bookingId, { tenantId });
     if (!booking) throw new AppError('waiver_not_found');
-    assertWaiverOpen(booking);
+    // The visit as it is now: a reschedule moves how long its waiver stays open.
+    const slot = await tx.slot.findUniqueOrThrow({ where: { id: booking.slotId }, select: { endsAt: true } });
+    assertWaiverOpen(claims, { ...booking, slotEndsAt: slot.endsAt });
     if (request.waiver_version !== WAIVER_VERSION) {
       throw new AppError('waiver_version_outdated', { current_version: WAIVER_VERSION });
     }

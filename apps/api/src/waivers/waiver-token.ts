@@ -3,9 +3,14 @@ import { TokenError, verifyToken } from '@booking/signing';
 
 const MAX_TOKEN_LENGTH = 2048;
 
+/** Guests can read and sign a waiver until a day after the booking's visit ends. */
+const SIGNING_AFTER_VISIT_MS = 24 * 60 * 60 * 1000;
+
 export interface WaiverClaims {
   bookingId: string;
   tenantId: string;
+  /** The customer the link was issued to; null for links issued before links named one. */
+  customerId: string | null;
 }
 
 /** The booking a waiver link is for. The token is the guest's only credential. */
@@ -13,7 +18,8 @@ export function waiverTokenClaims(secret: string, token: string): WaiverClaims {
   if (token.length > MAX_TOKEN_LENGTH) throw new AppError('invalid_token');
   try {
     const claims = verifyToken(secret, 'waiver', token);
-    return { bookingId: claims.subject, tenantId: claims.tenantId };
+    const [bookingId, customerId] = claims.subject.split(':');
+    return { bookingId: bookingId!, tenantId: claims.tenantId, customerId: customerId ?? null };
   } catch (error) {
     if (error instanceof TokenError) throw new AppError(error.reason === 'expired' ? 'token_expired' : 'invalid_token');
     throw error;
@@ -21,10 +27,18 @@ export function waiverTokenClaims(secret: string, token: string): WaiverClaims {
 }
 
 /**
- * A waiver can be read and signed while its booking stands (held or confirmed) and only for
- * experiences that require one.
+ * A waiver can be read and signed through a link while its booking stands (held or confirmed),
+ * is still the customer's the link was issued to, and its visit, wherever it has been moved,
+ * ended less than a day ago; and only for experiences that require one.
  */
-export function assertWaiverOpen(booking: { status: BookingStatus; requiresWaiver: boolean }): void {
+export function assertWaiverOpen(
+  claims: WaiverClaims,
+  booking: { status: BookingStatus; requiresWaiver: boolean; customerId: string; slotEndsAt: Date },
+): void {
+  if (claims.customerId !== null && claims.customerId !== booking.customerId) {
+    throw new AppError('invalid_token', 'the booking has been transferred to another customer');
+  }
+  if (booking.slotEndsAt.getTime() + SIGNING_AFTER_VISIT_MS <= Date.now()) throw new AppError('token_expired');
   if (!booking.requiresWaiver) throw new AppError('waiver_not_required');
   assertBookingAllows(booking.status, 'signWaiver');
 }
