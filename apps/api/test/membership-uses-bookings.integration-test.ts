@@ -432,7 +432,15 @@ describe('free member bookings and changes to member bookings', () => {
     const body = { ...bookingBody(demo, experience, slotId, holdId, guests), membership_token: token, ...extra };
     return request(t.app).post('/api/bookings').set('X-Forwarded-For', ip).send(body);
   }
-  const farSlot = () => slotIn(40);
+  // Visits may be booked into this calendar month and the next (month plans): a slot later in
+  // this month, and one in the middle of the next.
+  const daysUntil = (at: number) => (at - Date.now()) / 86_400_000;
+  const monthStart = (ahead: number) => {
+    const now = new Date();
+    return Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + ahead, 1);
+  };
+  const thisMonthSlot = () => slotIn(daysUntil(monthStart(1)) / 2);
+  const farSlot = () => slotIn(daysUntil(monthStart(1) + 14.5 * 86_400_000));
   const reschedule = (bookingId: string, slotId: string) =>
     request(t.app).post(`/api/bookings/${bookingId}/reschedule`).set(manager()).send({ slot_id: slotId });
 
@@ -475,7 +483,7 @@ describe('free member bookings and changes to member bookings', () => {
   });
 
   it('when a member booking moves to another month, then its visit moves into that month’s allowance, refused when it is used up; past a fixed term, refused as not active', async () => {
-    const near = await slotIn(1);
+    const near = await thisMonthSlot();
     const far = await farSlot();
     const month = far.startsAt.toISOString().slice(0, 7);
 
@@ -491,7 +499,14 @@ describe('free member bookings and changes to member bookings', () => {
     // The far month's only visit is already used: the move is refused and nothing moves.
     const full = await member({ memberDiscountPercent: 100, visitsPerPeriod: 1 });
     await t.deps.db.membershipUsage.create({
-      data: { membershipId: full.membership.id, kind: 'visit', status: 'consumed', quantity: 1, periodKey: month },
+      data: {
+        membershipId: full.membership.id,
+        kind: 'visit',
+        status: 'consumed',
+        quantity: 1,
+        periodKey: month,
+        countsAt: far.startsAt,
+      },
     });
     const stuck = await bookOn(near.id, full.token, 1);
     const refused = await reschedule(stuck.body.booking_id, far.id);

@@ -95,11 +95,13 @@ export async function applyInvoicePaid(
     facts.billingReason,
   );
   if (subscriptionInvoice && periodStart && periodEnd) {
-    // Monotonic: a late or repeated period never moves the paid-through date back.
+    // Monotonic: a late or repeated period never moves the paid-through date back. Only a period
+    // ending later starts a new one: an upgrade's proration invoice bills the rest of the current
+    // period (from the change to its end), which must not restart the allowance mid-period.
     await tx.$executeRaw`
       UPDATE memberships SET
         starts_at = COALESCE(starts_at, ${periodStart}),
-        period_start = CASE WHEN expires_at IS NULL OR ${periodEnd} >= expires_at THEN ${periodStart} ELSE period_start END,
+        period_start = CASE WHEN expires_at IS NULL OR ${periodEnd} > expires_at THEN ${periodStart} ELSE period_start END,
         expires_at = GREATEST(expires_at, ${periodEnd}),
         updated_at = now()
       WHERE id = ${membership.id}::uuid`;

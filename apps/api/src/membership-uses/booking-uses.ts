@@ -3,9 +3,10 @@ import type { Tx } from '@booking/db';
 import { AppError, assertMembershipAllows } from '@booking/domain';
 import { recordEvent } from '@booking/events';
 import { lockMembership, type LockedMembership } from '../locks';
-import { periodKey, remainingAfter, usedInPeriod } from '../memberships/allowances';
+import { remainingAfter, usedInPeriod, visitPeriodAt, type AllowancePeriod } from '../memberships/allowances';
 import { readMemberToken } from '../memberships/member-token';
 import { assertHolderPhotoCaptured } from './holder-photo';
+import { assertCoversVisit } from './visit-coverage';
 
 /** A membership presented with a booking request: whose it is, by its token, and the guests it covers. */
 export interface PresentedMembership {
@@ -46,7 +47,10 @@ export function presentedMembership(
 export interface MemberBookingTerms {
   membership: LockedMembership;
   guestPasses: number;
-  periodKey: string;
+  /** When the visit is (the slot's start): the instant its uses count at. */
+  visitAt: Date;
+  /** The allowance period containing the visit. */
+  period: AllowancePeriod;
   remainingVisits: number | null;
   /** The member discount in percent when the plan discounts bookings; 0 when it does not. */
   discountPercent: number;
@@ -56,10 +60,11 @@ export interface MemberBookingTerms {
  * Locks the presented membership (after the slot: lock order slot → membership) and checks it can
  * pay for this visit: the token's version is the membership's current one, the membership is in
  * use (active or past due), its holder photographed if the plan requires it (409
- * holder_photo_required), for a fixed term not over before the slot starts, and the visit and
- * guest passes fit the allowances of the period of the slot's start. Allowances are counted
- * from the reserved and consumed uses under the lock, so two bookings racing for the last visit
- * queue here and the second is refused (409 allowance_exhausted).
+ * holder_photo_required), still running when the slot starts (visit-coverage.ts), and the visit
+ * and guest passes fit the allowances of the period containing the slot's start: the current
+ * period's or the next one's, a later one is not open yet (409 allowance_exhausted). Allowances
+ * are counted from the reserved and consumed uses under the lock, so two bookings racing for the
+ * last visit of a period queue here and the second is refused (409 allowance_exhausted).
  */
 export async function lockMemberBookingTerms(
   tx: Tx,
@@ -73,24 +78,20 @@ export async function lockMemberBookingTerms(
   }
   assertMembershipAllows(membership.status, 'use');
   assertHolderPhotoCaptured(membership);
-  if (membership.billing === 'fixed_term' && membership.expiresAt && membership.expiresAt <= slotStartsAt) {
-    throw new AppError('membership_not_active', {
-      status: membership.status,
-      expires_at: membership.expiresAt.toISOString(),
-    });
-  }
+  assertCoversVisit(membership, slotStartsAt);
   const { plan } = membership;
-  const period = periodKey(plan, membership, slotStartsAt);
-  const visitsUsed = await usedInPeriod(tx, { membershipId: membership.id, kind: 'visit', periodKey: period });
+  const period = visitPeriodAt(plan, membership, slotStartsAt, new Date());
+  const visitsUsed = await usedInPeriod(tx, { membershipId: membership.id, kind: 'visit', period });
   const remainingVisits = remainingAfter('visit', plan.visitsPerPeriod, visitsUsed, VISITS_PER_BOOKING, period);
   if (presented.guestPasses > 0) {
-    const passesUsed = await usedInPeriod(tx, { membershipId: membership.id, kind: 'guest_pass', periodKey: period });
+    const passesUsed = await usedInPeriod(tx, { membershipId: membership.id, kind: 'guest_pass', period });
     remainingAfter('guest_pass', plan.guestPassesPerPeriod, passesUsed, presented.guestPasses, period);
   }
   return {
     membership,
     guestPasses: presented.guestPasses,
-    periodKey: period,
+    visitAt: slotStartsAt,
+    period,
     remainingVisits,
     discountPercent: plan.discountOnBookings ? plan.memberDiscountPercent : 0,
   };
@@ -104,7 +105,8 @@ export function memberDiscountCents(totalCents: number, percent: number): number
 /**
  * Writes what the booking took from the membership, in the booking's transaction: the visit and
  * any guest passes reserved (released if the booking is cancelled, consumed at check-in) with
- * membership.visits_reserved, and the member discount given with membership.discount_used.
+ * membership.visits_reserved, and the member discount given with membership.discount_used. All
+ * of them count at the visit.
  */
 export async function recordBookingUses(
   tx: Tx,
@@ -115,7 +117,8 @@ export async function recordBookingUses(
   const use = {
     membershipId: membership.id,
     bookingId: booking.id,
-    periodKey: terms.periodKey,
+    periodKey: terms.period.key,
+    countsAt: terms.visitAt,
     status: 'reserved' as const,
   };
   await tx.membershipUsage.create({ data: { ...use, kind: 'visit', quantity: VISITS_PER_BOOKING } });
@@ -135,7 +138,7 @@ export async function recordBookingUses(
       visits: VISITS_PER_BOOKING,
       guest_passes: terms.guestPasses,
       remaining_visits: terms.remainingVisits,
-      period_key: terms.periodKey,
+      period_key: terms.period.key,
     },
   });
   if (booking.memberDiscountCents > 0) {

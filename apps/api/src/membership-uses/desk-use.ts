@@ -22,7 +22,7 @@ export async function lockUsableMembership(
   return membership;
 }
 
-/** A use as the desk routes answer it, with what is left of its allowance. */
+/** A desk use (it counts when it is recorded) as the desk routes answer it, with what is left of its allowance. */
 export function usageView(usage: MembershipUsage, remaining: number | null): MembershipUsageView {
   return {
     usage_id: usage.id,
@@ -31,6 +31,7 @@ export function usageView(usage: MembershipUsage, remaining: number | null): Mem
     status: usage.status,
     quantity: usage.quantity,
     period_key: usage.periodKey,
+    counts_at: (usage.countsAt ?? usage.createdAt).toISOString(),
     benefit_id: usage.benefitId,
     booking_id: usage.bookingId,
     order_id: usage.orderId,

@@ -55,7 +55,12 @@ export const MembershipUsageView = Type.Object(
     }),
     quantity: Type.Integer({ minimum: 1 }),
     period_key: Type.String({
-      description: 'the allowance period the use counts against: `2026-11` or `term-<start date>`',
+      description: 'the name of the period the use counted against when recorded: `2026-11` or `term-<start date>`',
+    }),
+    counts_at: Type.String({
+      format: 'date-time',
+      description:
+        'the instant the use counts at (a desk use: when it was recorded); its period is the one containing it',
     }),
     benefit_id: NullableUuid,
     booking_id: NullableUuid,

@@ -1,15 +1,19 @@
 import type { Tx } from '@booking/db';
-import { AppError, assertMembershipAllows } from '@booking/domain';
+import { assertMembershipAllows } from '@booking/domain';
 import { lockMembership } from '../locks';
-import { periodKey, remainingAfter, usedInPeriod } from '../memberships/allowances';
+import { isInPeriod, remainingAfter, usedInPeriod, visitPeriodAt } from '../memberships/allowances';
+import { placeUses } from '../memberships/place-uses';
+import { assertCoversVisit } from './visit-coverage';
 
 /**
  * A booking made with a membership moves to a slot starting at `startsAt`: the membership must
- * still cover it (in use, and for a fixed term not over before the new slot starts), and its
- * reserved visit and guest passes move to the allowance period of the new slot, refused (409
- * allowance_exhausted) when that period has no room for them. Call after the slot locks (lock
- * order slot → membership). No event: the visits stay reserved for the same booking
- * (booking.rescheduled says it moved).
+ * still cover it (in use, and running when the new slot starts), and its reserved visit and guest
+ * passes move with the visit: they count at the new slot's start, in the allowance period that
+ * contains it, refused (409 allowance_exhausted) when that period is not open for booking yet or
+ * has no room for those coming from another period. Call after the slot locks (lock order slot →
+ * membership) and before the booking points at the new slot: its uses are placed at its slot as
+ * it was. No event: the visits stay reserved for the same booking (booking.rescheduled says it
+ * moved).
  */
 export async function moveBookingUses(
   tx: Tx,
@@ -19,25 +23,22 @@ export async function moveBookingUses(
   if (!booking.membershipId) return;
   const membership = (await lockMembership(tx, { tenantId: booking.tenantId }, booking.membershipId))!;
   assertMembershipAllows(membership.status, 'use');
-  if (membership.billing === 'fixed_term' && membership.expiresAt && membership.expiresAt <= startsAt) {
-    throw new AppError('membership_not_active', {
-      status: membership.status,
-      expires_at: membership.expiresAt.toISOString(),
-    });
-  }
+  assertCoversVisit(membership, startsAt);
+  const period = visitPeriodAt(membership.plan, membership, startsAt, new Date());
+  await placeUses(tx, membership.id);
   const reserved = await tx.membershipUsage.findMany({ where: { bookingId: booking.id, status: 'reserved' } });
-  const period = periodKey(membership.plan, membership, startsAt);
-  const moving = reserved.filter((use) => use.periodKey !== period);
-  if (moving.length === 0) return;
+  if (reserved.length === 0) return;
+  // Uses already in the new slot's period are counted there and need no room of their own.
+  const arriving = reserved.filter((use) => !(use.countsAt && isInPeriod(period, use.countsAt)));
   for (const kind of ['visit', 'guest_pass'] as const) {
-    const wanted = moving.filter((use) => use.kind === kind).reduce((sum, use) => sum + use.quantity, 0);
+    const wanted = arriving.filter((use) => use.kind === kind).reduce((sum, use) => sum + use.quantity, 0);
     if (wanted === 0) continue;
     const cap = kind === 'visit' ? membership.plan.visitsPerPeriod : membership.plan.guestPassesPerPeriod;
-    const used = await usedInPeriod(tx, { membershipId: membership.id, kind, periodKey: period });
+    const used = await usedInPeriod(tx, { membershipId: membership.id, kind, period });
     remainingAfter(kind, cap, used, wanted, period);
   }
   await tx.membershipUsage.updateMany({
-    where: { id: { in: moving.map((use) => use.id) } },
-    data: { periodKey: period },
+    where: { id: { in: reserved.map((use) => use.id) } },
+    data: { countsAt: startsAt, periodKey: period.key },
   });
 }

@@ -3,7 +3,7 @@ import type { Tx } from '@booking/db';
 import { AppError, assertMembershipAllows } from '@booking/domain';
 import { recordEvent } from '@booking/events';
 import { lockMembership } from '../locks';
-import { periodKey } from '../memberships/allowances';
+import { allowancePeriodAt } from '../memberships/allowances';
 import { readMemberToken } from '../memberships/member-token';
 import { memberDiscountCents } from './booking-uses';
 import { assertHolderPhotoCaptured } from './holder-photo';
@@ -62,13 +62,15 @@ export async function recordRetailDiscount(
   const membership = await lockMembership(tx, { tenantId: order.tenantId }, order.membershipId);
   if (!membership) return;
   const { plan } = membership;
+  const now = new Date();
   await tx.membershipUsage.create({
     data: {
       membershipId: membership.id,
       kind: 'discount',
       status: 'consumed',
       quantity: 1,
-      periodKey: periodKey(plan, membership, new Date()),
+      periodKey: allowancePeriodAt(plan, membership, now).key,
+      countsAt: now,
       orderId: order.id,
       amountCents: order.discountCents,
       actorKeyId,

@@ -1,7 +1,7 @@
 import type { Db } from '@booking/db';
 import { AppError } from '@booking/domain';
 import { recordEvent } from '@booking/events';
-import { periodKey, remainingAfter, usedInPeriod } from '../memberships/allowances';
+import { allowancePeriodAt, remainingAfter, usedInPeriod } from '../memberships/allowances';
 import { membershipRef } from '../memberships/membership-ref';
 import type { Operator } from '../operators/api-key-auth';
 import { lockUsableMembership, usageView } from './desk-use';
@@ -27,12 +27,13 @@ export async function useBenefit(
       const order = await tx.order.findFirst({ where: { id: request.order_id, tenantId: operator.tenantId } });
       if (!order) throw new AppError('order_not_found');
     }
-    const period = periodKey(membership.plan, membership, new Date());
+    const now = new Date();
+    const period = allowancePeriodAt(membership.plan, membership, now);
     const used = await usedInPeriod(tx, {
       membershipId: membership.id,
       kind: 'benefit',
       benefitId: benefit.id,
-      periodKey: period,
+      period,
     });
     const remaining = remainingAfter('benefit', benefit.quantityPerPeriod, used, request.quantity, period);
     const usage = await tx.membershipUsage.create({
@@ -41,7 +42,8 @@ export async function useBenefit(
         kind: 'benefit',
         status: 'consumed',
         quantity: request.quantity,
-        periodKey: period,
+        periodKey: period.key,
+        countsAt: now,
         benefitId: benefit.id,
         orderId: request.order_id ?? null,
         actorKeyId: operator.keyId,
@@ -58,7 +60,7 @@ export async function useBenefit(
         benefit_name: benefit.name,
         quantity: request.quantity,
         remaining,
-        period_key: period,
+        period_key: period.key,
         order_id: request.order_id ?? null,
         actor_user_id: operator.keyId,
       },

@@ -1,7 +1,7 @@
 import type { Db } from '@booking/db';
 import { AppError } from '@booking/domain';
 import { recordEvent } from '@booking/events';
-import { periodKey, remainingAfter, usedInPeriod } from '../memberships/allowances';
+import { allowancePeriodAt, remainingAfter, usedInPeriod } from '../memberships/allowances';
 import { membershipRef } from '../memberships/membership-ref';
 import type { Operator } from '../operators/api-key-auth';
 import { lockUsableMembership, usageView } from './desk-use';
@@ -26,8 +26,9 @@ export async function useGuestPasses(
       const booking = await tx.booking.findFirst({ where: { id: request.booking_id, tenantId: operator.tenantId } });
       if (!booking) throw new AppError('booking_not_found');
     }
-    const period = periodKey(membership.plan, membership, new Date());
-    const used = await usedInPeriod(tx, { membershipId: membership.id, kind: 'guest_pass', periodKey: period });
+    const now = new Date();
+    const period = allowancePeriodAt(membership.plan, membership, now);
+    const used = await usedInPeriod(tx, { membershipId: membership.id, kind: 'guest_pass', period });
     const remaining = remainingAfter(
       'guest_pass',
       membership.plan.guestPassesPerPeriod,
@@ -41,7 +42,8 @@ export async function useGuestPasses(
         kind: 'guest_pass',
         status: 'consumed',
         quantity: request.guest_count,
-        periodKey: period,
+        periodKey: period.key,
+        countsAt: now,
         bookingId: request.booking_id ?? null,
         actorKeyId: operator.keyId,
       },
@@ -56,7 +58,7 @@ export async function useGuestPasses(
         guest_count: request.guest_count,
         remaining_guest_passes: remaining,
         booking_id: request.booking_id ?? null,
-        period_key: period,
+        period_key: period.key,
         actor_user_id: operator.keyId,
       },
     });

@@ -30,7 +30,14 @@ export const MembershipUsageView = Type.Object(
       description: 'reserved by a booking, consumed at check-in or the desk, released when the booking was cancelled',
     }),
     quantity: Type.Integer({ minimum: 1 }),
-    period_key: Type.String({ description: 'the allowance period the use counts against' }),
+    period_key: Type.String({
+      description:
+        'the name of the period the use counted against when recorded (or its booking moved): `2026-11` or `term-<start date>`; counts_at decides the period it counts in',
+    }),
+    counts_at: Type.Union([Timestamp, Type.Null()], {
+      description:
+        "the instant the use counts at: a booking's uses at its slot's start (moved with a reschedule), others when recorded; its allowance period is the one containing it. Null only for a use recorded while the service was being upgraded, until its membership is next used",
+    }),
     benefit_id: NullableUuid,
     booking_id: NullableUuid,
     order_id: NullableUuid,

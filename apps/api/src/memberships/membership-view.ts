@@ -52,6 +52,7 @@ export async function loadMembershipView(db: Db, tenantId: string, membershipId:
       status: u.status,
       quantity: u.quantity,
       period_key: u.periodKey,
+      counts_at: iso(u.countsAt),
       benefit_id: u.benefitId,
       booking_id: u.bookingId,
       order_id: u.orderId,

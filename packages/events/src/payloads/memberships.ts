@@ -34,7 +34,7 @@ const MembershipStatus = Type.Union(
 const RequestedBy = Type.Union([Type.Literal('member'), Type.Literal('staff')], {
   description: 'member: the member asked for it themselves; staff: a staff user did it for them',
 });
-const periodKey = Type.String({ description: 'the allowance period the use counts against' });
+const periodKey = Type.String({ description: 'the name of the period the use counted against when recorded' });
 const invoiceId = Type.String({ description: 'the Stripe invoice' });
 const amountDue = Cents('what the invoice still asks for');
 
