@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
 import { createBillingState, type FakeBilling } from './fake-stripe-billing';
 import { billingRouter } from './fake-stripe-billing-routes';
+import { givesBack, refundAnswers, type FakeRefundStatus } from './fake-stripe-refund-answers';
 
 // A small stand-in for the Stripe HTTP API, enough for the app's real `stripe` SDK pointed at it
 // through STRIPE_API_BASE: PaymentIntents (create, retrieve, cancel) and refunds, with Stripe's
@@ -39,7 +40,8 @@ export interface FakePaymentIntent {
 export interface FakeRefund {
   id: string;
   object: 'refund';
-  status: 'succeeded';
+  /** Tests may change it, as Stripe does later, then notify it (signedRefundEvent). */
+  status: FakeRefundStatus;
   amount: number;
   currency: string;
   payment_intent: string;
@@ -66,6 +68,8 @@ export interface FakeStripe {
   failNextRefunds(count: number): void;
   /** The next `count` POST /v1/refunds take effect at once but answer `ms` later (a slow Stripe). */
   delayNextRefunds(count: number, ms: number): void;
+  /** The next POST /v1/refunds make their refunds with these statuses, in order (then `succeeded`). */
+  answerNextRefunds(...statuses: FakeRefundStatus[]): void;
   /** Marks an intent paid, as Stripe does when the customer's card clears, and returns it. */
   succeed(intentId: string): FakePaymentIntent;
   /** Stripe Billing: its objects by id, and controls for what Stripe does on its own (renewals, retries). */
@@ -123,6 +127,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   const idempotent = new Map<string, { fingerprint: string; reply: Reply }>();
   let refundFailures = 0;
   const refundDelays = { count: 0, ms: 0 };
+  const answers = refundAnswers();
   const billing = createBillingState(intents);
   const routeBilling = billingRouter(billing);
 
@@ -179,7 +184,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       });
     }
     const already = refunds
-      .filter((refund) => refund.payment_intent === intent.id)
+      .filter((refund) => refund.payment_intent === intent.id && givesBack(refund))
       .reduce((sum, refund) => sum + refund.amount, 0);
     const amount = body.amount === undefined ? intent.amount_received - already : toInt(body.amount);
     if (!Number.isSafeInteger(amount) || amount < 1 || amount > intent.amount_received - already) {
@@ -190,7 +195,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     const refund: FakeRefund = {
       id: id('re'),
       object: 'refund',
-      status: 'succeeded',
+      status: answers.next(),
       amount,
       currency: intent.currency,
       payment_intent: intent.id,
@@ -308,6 +313,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     delayNextRefunds(count: number, ms: number) {
       Object.assign(refundDelays, { count, ms });
     },
+    answerNextRefunds: answers.queue,
     failNextRefunds(count: number) {
       refundFailures = count;
     },

@@ -32,6 +32,7 @@ export {
   type RecordedRequest,
   type SignedEvent,
 } from './fake-stripe';
+export type { FakeRefundStatus } from './fake-stripe-refund-answers';
 export {
   signedChargeRefundedEvent,
   signedDisputeCreatedEvent,

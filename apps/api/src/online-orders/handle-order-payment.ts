@@ -1,6 +1,7 @@
 import type { Config } from '@booking/config';
 import type { Db } from '@booking/db';
 import { isUuid } from '@booking/domain';
+import type { Logger } from '@booking/logging';
 import type Stripe from 'stripe';
 import { ANY_TENANT, lockOrder, lockWallet } from '../locks';
 import { payMembershipOrder } from '../membership-sales/pay-membership-order';
@@ -9,7 +10,7 @@ import { creditWallet, fitsInWallet, fundsExpiry } from '../wallets/wallet-ledge
 import { refundLatePayment } from './refund-late-payment';
 import { refuseOrderPayment } from './refuse-order-payment';
 
-type Deps = { db: Db; config: Config; stripe: Stripe };
+type Deps = { db: Db; config: Config; stripe: Stripe; logger?: Pick<Logger, 'warn'> };
 
 /**
  * `payment_intent.succeeded` for an online order: the order is paid and its wallet funded (a
@@ -20,8 +21,8 @@ type Deps = { db: Db; config: Config; stripe: Stripe };
  *
  * A payment the order cannot keep (it came after the order was cancelled, or it does not match
  * the order) is never kept: the order is marked for review and the payment refunded after the
- * commit. If that refund fails we answer 500, the provider notifies again, and the redelivery
- * retries it.
+ * commit (refundLatePayment). If asking for that refund fails we answer 500, the provider
+ * notifies again, and the redelivery retries it.
  */
 export async function handleOrderPaymentSucceeded(
   deps: Deps,
@@ -41,9 +42,13 @@ export async function handleOrderPaymentSucceeded(
     if (!order || order.channel !== 'online' || intent.metadata?.tenant_id !== order.tenantId) return false;
     // Its PaymentIntent is stored after the provider answered; a very quick payment may come first.
     if (order.paymentIntentId !== null && order.paymentIntentId !== intent.id) return false;
+    // Seen before: this very event, or another about the payment, which was refused (it set the
+    // review reason) and must not be refused again: that would overwrite a later reason, such as
+    // its refund having failed.
+    const seen = first === 0 || order.reviewReason !== null;
     // A fixed-term membership's payment activates it instead of funding a wallet.
-    if (order.kind === 'membership') return payMembershipOrder(tx, order, intent, paidCents, first === 0);
-    if (first === 0 || order.status === 'paid') return order.reviewReason !== null && order.refundedCents === 0;
+    if (order.kind === 'membership') return payMembershipOrder(tx, order, intent, paidCents, seen);
+    if (seen || order.status === 'paid') return order.reviewReason !== null && order.refundedCents === 0;
 
     const matches = paidCents === order.totalCents && intent.currency.toUpperCase() === order.currency;
     const wallet = order.walletId ? await lockWallet(tx, ANY_TENANT, order.walletId) : undefined;

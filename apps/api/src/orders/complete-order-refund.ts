@@ -6,9 +6,10 @@ import { recordOrderRefund } from './record-order-refund';
 import { endRefundedMemberships, lockSoldMemberships } from './refunded-memberships';
 
 /**
- * Settles a provider refund of an order that was waiting for the provider (an online top-up, or
- * a till order's card tender): once, whichever of the refund's answer, its notification or a
- * reconcile gets here first (only a pending refund moves).
+ * Settles a provider refund of an order that was waiting for the provider (an online top-up, a
+ * till order's card tender, or a payment an online order could not keep: late-payment-refund.ts):
+ * once, whichever of the refund's answer, its notification or a reconcile gets here first (only
+ * a pending refund moves).
  *
  * - succeeded: refund.created; a funding refund takes its held value out of the wallet
  *   (wallet.funding_returned, and wallet.refund_review_required for a shortfall); a membership
@@ -39,7 +40,9 @@ export async function completeOrderRefund(
   // Memberships before wallets (house lock order); only a success can end one.
   const sold = outcome.status === 'succeeded' ? await lockSoldMemberships(tx, order.id) : [];
   const line = pending.lineId ? await tx.orderLine.findUnique({ where: { id: pending.lineId } }) : null;
-  const fundedWalletId = order.channel === 'online' ? order.walletId : (line?.walletId ?? null);
+  // A payment the order could not keep funded no wallet: there is nothing to take back.
+  const fundedWalletId =
+    pending.source === 'late_payment' ? null : order.channel === 'online' ? order.walletId : (line?.walletId ?? null);
   const wallet = fundedWalletId ? await lockWallet(tx, ANY_TENANT, fundedWalletId) : undefined;
 
   if (outcome.status === 'failed') {

@@ -104,7 +104,8 @@ export const OrderView = Type.Object(
     }),
     pay_by: Type.Union([Timestamp, Type.Null()], { description: 'online: cancelled if unpaid by then' }),
     review_reason: Type.Union([Type.String(), Type.Null()], {
-      description: 'why a payment was not kept (paid_after_cancel: refunded automatically)',
+      description:
+        'why the order needs a look: a payment it did not keep (paid_after_cancelled, payment_mismatch, ...: refunded automatically), or late_payment_refund_failed when that refund failed at Stripe',
     }),
     created_at: Timestamp,
     paid_at: NullableTimestamp,

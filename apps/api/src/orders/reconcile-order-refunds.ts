@@ -1,10 +1,13 @@
-import type { Db, Tx } from '@booking/db';
+import type { Db, Prisma, Tx } from '@booking/db';
 import { AppError, isUuid } from '@booking/domain';
+import type { Logger } from '@booking/logging';
 import type Stripe from 'stripe';
 import { ANY_TENANT, lockOrder, lockWallet } from '../locks';
+import { providerOutcome } from '../refunds/create-refund';
 import { availableCents } from '../wallets/wallet-ledger';
 import { completeOrderRefund } from './complete-order-refund';
 import { returnFunding } from './funding-return';
+import { bookLatePaymentRefund, isLatePaymentRefund } from './late-payment-refund';
 import { loadFundingOf } from './load-funding';
 import { recordOrderRefund } from './record-order-refund';
 import { endRefundedMemberships, lockSoldMemberships } from './refunded-memberships';
@@ -23,12 +26,16 @@ export async function orderOfPayment(db: Db, paymentIntentId: string | null): Pr
 }
 
 type MoneyBack = { id: string; amount: number; paymentIntentId: string };
+type OrderRefund = Prisma.OrderRefundGetPayload<object>;
 
 /**
  * Refund and dispute notifications about an order's payment, each acting once (provider_events):
  *
  * - a refund this service asked for (its metadata names our order_refund_id) is settled by
- *   completeOrderRefund, if it was still pending;
+ *   completeOrderRefund, if it was still pending; a void's by settleVoid, only when it succeeded;
+ * - the refund of a payment an online order could not keep (metadata `automatic` and the order)
+ *   is booked as it is reported (bookLatePaymentRefund): it may be notified before its call
+ *   answers, and a pending one is settled here;
  * - a refund made in Stripe's dashboard, or a dispute, cannot be refused: it is recorded as an
  *   order refund, and for an online top-up the funding is taken back from the wallet as far as it
  *   is still there (wallet.funding_returned, and wallet.refund_review_required for what was
@@ -41,6 +48,7 @@ export async function reconcileOrderRefunds(
   event: { id: string; type: string },
   orderId: string,
   items: { refunds: Stripe.Refund[] } | { dispute: Stripe.Dispute },
+  logger?: Pick<Logger, 'warn'>,
 ): Promise<void> {
   await db.$transaction(async (tx) => {
     const first = await tx.$executeRaw`
@@ -56,28 +64,14 @@ export async function reconcileOrderRefunds(
       return;
     }
     for (const refund of items.refunds) {
+      if (isLatePaymentRefund(refund, orderId)) {
+        await bookLatePaymentRefund(tx, orderId, refund, logger);
+        continue;
+      }
       const ours = refund.metadata?.order_refund_id;
       if (ours && isUuid(ours)) {
-        const status =
-          refund.status === 'succeeded'
-            ? 'succeeded'
-            : refund.status === 'failed' || refund.status === 'canceled'
-              ? 'failed'
-              : null;
         const row = await tx.orderRefund.findUnique({ where: { id: ours } });
-        // Late payments book their own refunds; a void's, made by us, is settled here or by its retry.
-        if (!row || row.source === 'late_payment') continue;
-        if (row.source === 'void') {
-          if (status === 'succeeded')
-            await settlePendingVoid(tx, row.tenantId, row.orderId, row.tenderId!, moneyOf(refund));
-          continue;
-        }
-        if (status) await completeOrderRefund(tx, ours, { status, providerRefundId: refund.id });
-        else
-          await tx.orderRefund.updateMany({
-            where: { id: ours, providerRefundId: null },
-            data: { providerRefundId: refund.id },
-          });
+        if (row) await settleRequested(tx, row, refund);
         continue;
       }
       if (refund.metadata?.automatic || refund.status !== 'succeeded') continue;
@@ -90,7 +84,8 @@ export async function reconcileOrderRefunds(
  * Money the provider gave back on its own: recorded once, by its provider id. The value it had
  * funded leaves the wallet as far as it is still there: an online top-up's, once paid (a payment
  * the order never kept funded nothing), or a confirmed till order's wallet load, by the same rule
- * as an operator's refund. A card tender of a till order still open no longer pays for it.
+ * as an operator's refund. A card tender of a till order still open no longer pays for it; one
+ * of a voided order leaves that much less for the void's pending refund (shrinkPendingVoid).
  */
 async function recordMoneyBack(tx: Tx, orderId: string, reason: 'refund' | 'dispute', money: MoneyBack): Promise<void> {
   const order = (await lockOrder(tx, ANY_TENANT, orderId))!;
@@ -101,7 +96,6 @@ async function recordMoneyBack(tx: Tx, orderId: string, reason: 'refund' | 'disp
     throw new AppError('service_unavailable', 'the payment of this order is not recorded yet; notify again');
   }
   const tender = await tx.orderTender.findUnique({ where: { paymentReference: money.paymentIntentId } });
-  if (tender && (await settlePendingVoid(tx, order.tenantId, order.id, tender.id, money))) return;
   // Memberships the order sold, before its wallet (house lock order).
   const sold = await lockSoldMemberships(tx, order.id);
   const cause = { disputed: reason === 'dispute', actorKeyId: null };
@@ -152,6 +146,7 @@ async function recordMoneyBack(tx: Tx, orderId: string, reason: 'refund' | 'disp
           amount >= refundable && { status: 'released', releasedAt: new Date() }),
       },
     });
+    await shrinkPendingVoid(tx, tender.id, amount);
   }
   if (reason === 'refund') {
     await recordOrderRefund(tx, {
@@ -183,28 +178,67 @@ async function recordMoneyBack(tx: Tx, orderId: string, reason: 'refund' | 'disp
   }
 }
 
-/** A voided order's card refund that the provider reports made (by us, or in its dashboard). */
-async function settlePendingVoid(
-  tx: Tx,
-  tenantId: string,
-  orderId: string,
-  tenderId: string,
-  money: MoneyBack,
-): Promise<boolean> {
-  await lockOrder(tx, ANY_TENANT, orderId);
-  const pending = await tx.orderRefund.findFirst({ where: { tenderId, source: 'void', status: 'pending' } });
-  if (!pending) return false;
-  await tx.orderRefund.update({ where: { id: pending.id }, data: { status: 'succeeded', providerRefundId: money.id } });
-  await tx.orderTender.update({ where: { id: tenderId }, data: { refundedCents: pending.amountCents } });
-  await recordOrderRefund(tx, {
-    tenantId,
-    orderId,
-    refundId: pending.id,
-    paymentIntentId: money.paymentIntentId,
-    amountCents: pending.amountCents,
-    reason: pending.reason,
+/**
+ * A refund this service asked the provider for, as the provider now reports it. A void's is
+ * settled only by its success (settleVoid): one that failed stays pending, and the
+ * abandoned-orders job asks again. Any other is settled by completeOrderRefund when final; while
+ * pending, its provider id is kept.
+ */
+async function settleRequested(tx: Tx, row: OrderRefund, refund: Stripe.Refund): Promise<void> {
+  const { status } = providerOutcome(refund);
+  if (row.source === 'void') {
+    if (status === 'succeeded') await settleVoid(tx, row, moneyOf(refund));
+    return;
+  }
+  if (status !== 'pending') {
+    await completeOrderRefund(tx, row.id, { status, providerRefundId: refund.id });
+    return;
+  }
+  await tx.orderRefund.updateMany({
+    where: { id: row.id, providerRefundId: null },
+    data: { providerRefundId: refund.id },
   });
-  return true;
+}
+
+/**
+ * A voided order's card refund settled by its own provider refund, for what that refund gave
+ * back: Stripe refunds what it still holds of the payment, so money given back meanwhile on the
+ * same payment (in its dashboard, a dispute: recordMoneyBack) is not counted twice.
+ */
+async function settleVoid(tx: Tx, row: OrderRefund, money: MoneyBack): Promise<void> {
+  await lockOrder(tx, ANY_TENANT, row.orderId);
+  const tender = await tx.orderTender.findUniqueOrThrow({ where: { id: row.tenderId! } });
+  const amount = Math.min(money.amount, tender.amountCents - tender.refundedCents);
+  if (amount <= 0) return;
+  const moved = await tx.orderRefund.updateMany({
+    where: { id: row.id, status: 'pending' },
+    data: { status: 'succeeded', amountCents: amount, providerRefundId: money.id },
+  });
+  if (moved.count === 0) return;
+  await tx.orderTender.update({ where: { id: tender.id }, data: { refundedCents: { increment: amount } } });
+  await recordOrderRefund(tx, {
+    tenantId: row.tenantId,
+    orderId: row.orderId,
+    refundId: row.id,
+    paymentIntentId: money.paymentIntentId,
+    amountCents: amount,
+    reason: row.reason,
+  });
+}
+
+/**
+ * Money given back on a voided order's card payment by something other than the void's refund
+ * leaves less for the void to give back: its pending refund shrinks by that much, and ends
+ * failed (it gave nothing back itself) once nothing is left for it, so the job stops asking.
+ */
+async function shrinkPendingVoid(tx: Tx, tenderId: string, givenBack: number): Promise<void> {
+  const pending = await tx.orderRefund.findFirst({ where: { tenderId, source: 'void', status: 'pending' } });
+  if (!pending) return;
+  const left = pending.amountCents - givenBack;
+  await tx.orderRefund.update({
+    where: { id: pending.id },
+    data: left > 0 ? { amountCents: left } : { status: 'failed' },
+  });
 }
 
 const moneyOf = (refund: Stripe.Refund): MoneyBack => ({

@@ -1,0 +1,283 @@
+import { randomUUID } from 'node:crypto';
+import request from 'supertest';
+import type Stripe from 'stripe';
+import type { DemoTenant } from '@booking/db';
+import {
+  deliverStripeEvent,
+  type FakeRefund,
+  type FakeStripe,
+  openShift,
+  openTillOrder,
+  seedTenant,
+  signedChargeRefundedEvent,
+  signedPaymentSucceededEvent,
+  signedRefundEvent,
+  startStripeTestApp,
+  stopStripeTestApp,
+  TEST_WEBHOOK_SECRET,
+  type TestApp,
+  tillCardPayment,
+  walletTopUp,
+} from '@booking/test-kit';
+import { cancelUnpaidOrders } from '../src/online-orders/cancel-unpaid-orders';
+import { reconcileOrderRefunds } from '../src/orders/reconcile-order-refunds';
+import { refundVoidedCardTenders } from '../src/pos-orders/refund-voided-card-tenders';
+
+// Order refunds as Stripe really answers them, on the real PostgreSQL and Redis with the fake
+// Stripe: the refund of a payment an order could not keep that Stripe leaves pending and later
+// settles or fails, and a voided order's pending card refund while other money comes back on
+// the same payment.
+
+let fake: FakeStripe;
+let t: TestApp;
+let demo: DemoTenant;
+let shiftId: string;
+const secret = TEST_WEBHOOK_SECRET;
+
+beforeAll(async () => {
+  ({ fake, t } = await startStripeTestApp());
+  demo = await seedTenant(t.deps);
+  shiftId = await openShift(t, demo);
+});
+afterEach(() => fake.failNextRefunds(0));
+afterAll(() => stopStripeTestApp(t, fake));
+
+const order = (id: string) =>
+  t.deps.db.order.findUniqueOrThrow({ where: { id }, include: { refunds: { orderBy: { createdAt: 'asc' } } } });
+const refundEvents = (orderId: string) =>
+  t.deps.db.event.findMany({ where: { entityId: orderId, name: 'refund.created' }, orderBy: { createdAt: 'asc' } });
+const refundsOf = (intentId: string) => fake.refunds.filter((refund) => refund.payment_intent === intentId);
+const refundCalls = (intentId: string) =>
+  fake.requestsTo('POST', '/v1/refunds').filter((call) => call.body.payment_intent === intentId).length;
+/** What the abandoned-orders job does for the order's void refunds left pending. */
+const retryVoidRefunds = (orderId: string) =>
+  refundVoidedCardTenders({ db: t.deps.db, stripe: t.deps.stripe! }, orderId);
+/** A refund as Stripe reports it later, with the status it has come to. */
+const as = (refund: FakeRefund, status: FakeRefund['status']) => ({ ...refund, status });
+
+/** An online top-up cancelled unpaid, then paid anyway: its payment comes late, answered with `answer`. */
+async function latePayment(cents: number, answer: FakeRefund['status']) {
+  const placed = await walletTopUp(t, demo, cents, { email: `late-${randomUUID()}@example.com`, first_name: 'L' });
+  await t.deps.db.order.update({ where: { id: placed.order_id }, data: { payBy: new Date(Date.now() - 1000) } });
+  await cancelUnpaidOrders({ db: t.deps.db, stripe: t.deps.stripe });
+  const intent = fake.succeed(placed.payment_intent_id);
+  const paid = signedPaymentSucceededEvent(intent, { secret });
+  fake.answerNextRefunds(answer);
+  return { orderId: placed.order_id, walletId: placed.wallet_id, intent, paid };
+}
+
+describe('the refund of a late payment, as Stripe answers it', () => {
+  it('when Stripe answers pending and later notifies it succeeded, then it is recorded once, pending, and refund.created comes once with the success', async () => {
+    const { orderId, walletId, intent, paid } = await latePayment(1500, 'pending');
+    expect((await deliverStripeEvent(t, paid)).status).toBe(200);
+
+    const [made] = refundsOf(intent.id);
+    const pending = await order(orderId);
+    expect(pending).toMatchObject({ status: 'cancelled', reviewReason: 'paid_after_cancelled', refundedCents: 1500 });
+    expect(pending.refunds).toEqual([
+      expect.objectContaining({
+        source: 'late_payment',
+        status: 'pending',
+        amountCents: 1500,
+        providerRefundId: made!.id,
+      }),
+    ]);
+    expect(await refundEvents(orderId)).toHaveLength(0);
+
+    // Redelivered, the payment is not refunded again.
+    const calls = refundCalls(intent.id);
+    const again = await Promise.all([
+      deliverStripeEvent(t, paid),
+      deliverStripeEvent(t, signedPaymentSucceededEvent(intent, { secret })),
+    ]);
+    expect(again.map((r) => r.status)).toEqual([200, 200]);
+    expect(refundCalls(intent.id)).toBe(calls);
+
+    // Stripe settles it, and says so several times and in several ways.
+    made!.status = 'succeeded';
+    const updated = signedRefundEvent(made!, { secret });
+    const notified = await Promise.all([
+      deliverStripeEvent(t, updated),
+      deliverStripeEvent(t, updated),
+      deliverStripeEvent(t, signedRefundEvent(made!, { secret })),
+      deliverStripeEvent(t, signedChargeRefundedEvent(intent, [made!], { secret })),
+    ]);
+    expect(notified.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+
+    const settled = await order(orderId);
+    expect(settled).toMatchObject({ refundedCents: 1500, reviewReason: 'paid_after_cancelled' });
+    expect(settled.refunds).toEqual([
+      expect.objectContaining({ source: 'late_payment', status: 'succeeded', amountCents: 1500 }),
+    ]);
+    const created = await refundEvents(orderId);
+    expect(created.map((event) => event.data)).toEqual([
+      expect.objectContaining({
+        refund_id: settled.refunds[0]!.id,
+        payment_intent_id: intent.id,
+        amount_cents: 1500,
+        status: 'succeeded',
+      }),
+    ]);
+    expect(refundsOf(intent.id)).toHaveLength(1);
+    // The payment funded nothing, so nothing is taken back from the wallet.
+    expect(await t.deps.db.event.count({ where: { entityId: walletId } })).toBe(0);
+  });
+
+  it('when Stripe answers pending and the refund then fails, then no refund.created, the amount is no longer refunded, the order is flagged and a warning logged, and nothing asks again', async () => {
+    const { orderId, intent, paid } = await latePayment(1700, 'pending');
+    expect((await deliverStripeEvent(t, paid)).status).toBe(200);
+    const [made] = refundsOf(intent.id);
+    made!.status = 'failed';
+
+    // The webhook's reconciliation, with a logger to read.
+    const warn = jest.fn();
+    const failed = made as unknown as Stripe.Refund;
+    await reconcileOrderRefunds(
+      t.deps.db,
+      { id: `evt_${randomUUID()}`, type: 'refund.failed' },
+      orderId,
+      {
+        refunds: [failed],
+      },
+      { warn },
+    );
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn.mock.calls[0]![0]).toMatchObject({ order_id: orderId, provider_refund_id: made!.id });
+
+    // Stripe's own notifications of it, and the payment's again, change nothing more.
+    const calls = refundCalls(intent.id);
+    const replies = await Promise.all([
+      deliverStripeEvent(t, signedRefundEvent(made!, { secret, type: 'refund.failed' })),
+      deliverStripeEvent(t, signedChargeRefundedEvent(intent, [made!], { secret })),
+      deliverStripeEvent(t, paid),
+      deliverStripeEvent(t, signedPaymentSucceededEvent(intent, { secret })),
+    ]);
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(refundCalls(intent.id)).toBe(calls);
+
+    const flagged = await order(orderId);
+    expect(flagged).toMatchObject({ refundedCents: 0, reviewReason: 'late_payment_refund_failed' });
+    expect(flagged.refunds).toEqual([
+      expect.objectContaining({
+        source: 'late_payment',
+        status: 'failed',
+        amountCents: 1700,
+        reason: 'paid_after_cancelled',
+      }),
+    ]);
+    expect(await refundEvents(orderId)).toHaveLength(0);
+    const view = await request(t.app)
+      .get(`/api/v1/orders/${orderId}`)
+      .set({ Authorization: `Bearer ${demo.api_keys.manager}` });
+    expect(view.body).toMatchObject({ review_reason: 'late_payment_refund_failed', refunded_cents: 0 });
+  });
+
+  it('when the failure is notified before the refund call has answered pending, then it is booked once, failed', async () => {
+    const { orderId, intent, paid } = await latePayment(1300, 'pending');
+    // Stripe makes the refund at once but its answer comes late.
+    fake.delayNextRefunds(1, 1500);
+    // Sent now (supertest sends on then()), answered once the refund's answer comes.
+    const paying = deliverStripeEvent(t, paid).then((reply) => reply);
+    for (let wait = 0; refundsOf(intent.id).length === 0 && wait < 100; wait += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const [made] = refundsOf(intent.id);
+    const failed = signedRefundEvent(as(made!, 'failed'), { secret, type: 'refund.failed' });
+    expect((await deliverStripeEvent(t, failed)).status).toBe(200);
+    expect((await paying).status).toBe(200);
+
+    const booked = await order(orderId);
+    expect(booked).toMatchObject({ refundedCents: 0, reviewReason: 'late_payment_refund_failed' });
+    expect(booked.refunds).toEqual([
+      expect.objectContaining({ source: 'late_payment', status: 'failed', providerRefundId: made!.id }),
+    ]);
+    expect(await refundEvents(orderId)).toHaveLength(0);
+  });
+});
+
+describe("a voided order's pending card refund", () => {
+  /** A till order paid by card and voided while Stripe refuses its refund: the void's refund stays pending. */
+  async function voidedWithPendingRefund(cents: number) {
+    const { order_id: orderId } = await openTillOrder(t, demo, shiftId, [
+      { type: 'product', description: 'map', quantity: 1, unit_price_cents: cents },
+    ]);
+    const intent = await tillCardPayment(t, fake, demo, orderId, cents);
+    const staff = { Authorization: `Bearer ${demo.api_keys.staff}` };
+    const tendered = await request(t.app)
+      .post(`/api/pos/orders/${orderId}/tenders`)
+      .set(staff)
+      .send({ type: 'card', amount_cents: cents, payment_reference: intent.id });
+    expect(tendered.status).toBe(201);
+    // The first try and both of the SDK's retries.
+    fake.failNextRefunds(3);
+    expect((await request(t.app).post(`/api/pos/orders/${orderId}/void`).set(staff)).body.status).toBe('voided');
+    const [voidRefund] = (await order(orderId)).refunds;
+    expect(voidRefund).toMatchObject({ source: 'void', status: 'pending', amountCents: cents });
+    return { orderId, intent, voidRefundId: voidRefund!.id };
+  }
+
+  /** A refund made in Stripe's dashboard, and its notification. */
+  async function dashboardRefund(intent: { id: string }, cents: number) {
+    const made = (await t.deps.stripe!.refunds.create({ payment_intent: intent.id, amount: cents })) as FakeRefund;
+    expect(made.status).toBe('succeeded');
+    const intentNow = fake.intents.get(intent.id)!;
+    const reply = await deliverStripeEvent(t, signedChargeRefundedEvent(intentNow, [made], { secret }));
+    expect(reply.status).toBe(200);
+    return made;
+  }
+
+  it('when a part is refunded in the dashboard, then that is recorded with its own amount, the void stays pending for the rest, and its own refund settles it', async () => {
+    const { orderId, intent, voidRefundId } = await voidedWithPendingRefund(1000);
+    const dashboard = await dashboardRefund(intent, 300);
+
+    const after = await order(orderId);
+    expect(after.refunds).toEqual([
+      expect.objectContaining({ id: voidRefundId, source: 'void', status: 'pending', amountCents: 700 }),
+      expect.objectContaining({
+        source: 'provider',
+        status: 'succeeded',
+        amountCents: 300,
+        providerRefundId: dashboard.id,
+      }),
+    ]);
+    const tender = () => t.deps.db.orderTender.findFirstOrThrow({ where: { orderId } });
+    expect((await tender()).refundedCents).toBe(300);
+    expect((await refundEvents(orderId)).map((event) => event.data)).toEqual([
+      expect.objectContaining({ refund_id: after.refunds[1]!.id, amount_cents: 300 }),
+    ]);
+
+    // The job asks again; Stripe refunds what it still holds, pending at first, and notifies it.
+    fake.answerNextRefunds('pending');
+    await retryVoidRefunds(orderId);
+    const own = refundsOf(intent.id).find((refund) => refund.metadata.order_refund_id === voidRefundId)!;
+    expect(own).toMatchObject({ amount: 700, status: 'pending' });
+    expect((await order(orderId)).refunds[0]).toMatchObject({ status: 'pending', amountCents: 700 });
+    own.status = 'succeeded';
+    expect((await deliverStripeEvent(t, signedRefundEvent(own, { secret }))).status).toBe(200);
+
+    const settled = await order(orderId);
+    expect(settled.refunds[0]).toMatchObject({ status: 'succeeded', amountCents: 700, providerRefundId: own.id });
+    expect((await tender()).refundedCents).toBe(1000);
+    expect((await refundEvents(orderId)).map((event) => event.data)).toEqual([
+      expect.objectContaining({ refund_id: after.refunds[1]!.id, amount_cents: 300 }),
+      expect.objectContaining({ refund_id: voidRefundId, amount_cents: 700 }),
+    ]);
+  });
+
+  it('when all of it is refunded in the dashboard, then the void has nothing left: it ends failed and is not asked for again', async () => {
+    const { orderId, intent, voidRefundId } = await voidedWithPendingRefund(500);
+    await dashboardRefund(intent, 500);
+
+    const after = await order(orderId);
+    expect(after.refunds).toEqual([
+      expect.objectContaining({ id: voidRefundId, source: 'void', status: 'failed' }),
+      expect.objectContaining({ source: 'provider', status: 'succeeded', amountCents: 500 }),
+    ]);
+    expect((await refundEvents(orderId)).map((event) => event.data)).toEqual([
+      expect.objectContaining({ refund_id: after.refunds[1]!.id, amount_cents: 500 }),
+    ]);
+    const calls = refundCalls(intent.id);
+    await retryVoidRefunds(orderId);
+    expect(refundCalls(intent.id)).toBe(calls);
+  });
+});
