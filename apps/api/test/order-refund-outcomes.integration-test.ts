@@ -264,6 +264,22 @@ describe("a voided order's pending card refund", () => {
     ]);
   });
 
+  it("when a part is refunded in the dashboard and the void's own refund then succeeds at once, then the tender counts both parts", async () => {
+    const { orderId, intent, voidRefundId } = await voidedWithPendingRefund(1000);
+    await dashboardRefund(intent, 300);
+
+    await retryVoidRefunds(orderId);
+
+    const own = refundsOf(intent.id).find((refund) => refund.metadata.order_refund_id === voidRefundId)!;
+    expect(own).toMatchObject({ amount: 700, status: 'succeeded' });
+    expect((await order(orderId)).refunds[0]).toMatchObject({ status: 'succeeded', amountCents: 700 });
+    expect((await t.deps.db.orderTender.findFirstOrThrow({ where: { orderId } })).refundedCents).toBe(1000);
+    expect((await refundEvents(orderId)).map((event) => event.data)).toEqual([
+      expect.objectContaining({ amount_cents: 300 }),
+      expect.objectContaining({ refund_id: voidRefundId, amount_cents: 700 }),
+    ]);
+  });
+
   it('when all of it is refunded in the dashboard, then the void has nothing left: it ends failed and is not asked for again', async () => {
     const { orderId, intent, voidRefundId } = await voidedWithPendingRefund(500);
     await dashboardRefund(intent, 500);

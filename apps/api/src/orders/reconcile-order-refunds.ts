@@ -10,6 +10,7 @@ import { returnFunding } from './funding-return';
 import { bookLatePaymentRefund, isLatePaymentRefund } from './late-payment-refund';
 import { loadFundingOf } from './load-funding';
 import { recordOrderRefund } from './record-order-refund';
+import { settleVoid } from './settle-void';
 import { endRefundedMemberships, lockSoldMemberships } from './refunded-memberships';
 import { idOf } from '../payments/stripe-ids';
 
@@ -187,7 +188,7 @@ async function recordMoneyBack(tx: Tx, orderId: string, reason: 'refund' | 'disp
 async function settleRequested(tx: Tx, row: OrderRefund, refund: Stripe.Refund): Promise<void> {
   const { status } = providerOutcome(refund);
   if (row.source === 'void') {
-    if (status === 'succeeded') await settleVoid(tx, row, moneyOf(refund));
+    if (status === 'succeeded') await settleVoid(tx, row, refund);
     return;
   }
   if (status !== 'pending') {
@@ -197,32 +198,6 @@ async function settleRequested(tx: Tx, row: OrderRefund, refund: Stripe.Refund):
   await tx.orderRefund.updateMany({
     where: { id: row.id, providerRefundId: null },
     data: { providerRefundId: refund.id },
-  });
-}
-
-/**
- * A voided order's card refund settled by its own provider refund, for what that refund gave
- * back: Stripe refunds what it still holds of the payment, so money given back meanwhile on the
- * same payment (in its dashboard, a dispute: recordMoneyBack) is not counted twice.
- */
-async function settleVoid(tx: Tx, row: OrderRefund, money: MoneyBack): Promise<void> {
-  await lockOrder(tx, ANY_TENANT, row.orderId);
-  const tender = await tx.orderTender.findUniqueOrThrow({ where: { id: row.tenderId! } });
-  const amount = Math.min(money.amount, tender.amountCents - tender.refundedCents);
-  if (amount <= 0) return;
-  const moved = await tx.orderRefund.updateMany({
-    where: { id: row.id, status: 'pending' },
-    data: { status: 'succeeded', amountCents: amount, providerRefundId: money.id },
-  });
-  if (moved.count === 0) return;
-  await tx.orderTender.update({ where: { id: tender.id }, data: { refundedCents: { increment: amount } } });
-  await recordOrderRefund(tx, {
-    tenantId: row.tenantId,
-    orderId: row.orderId,
-    refundId: row.id,
-    paymentIntentId: money.paymentIntentId,
-    amountCents: amount,
-    reason: row.reason,
   });
 }
 
