@@ -11,6 +11,7 @@ import {
   kayak,
   seedTenant,
   signedPaymentSucceededEvent,
+  signedRefundEvent,
   startFakeStripe,
   stopFakeStripe,
   stripeEnv,
@@ -128,7 +129,11 @@ describe('a card payment that lands on a booking already paid another way', () =
     expect(redelivered.status).toBe(200);
     expect(fake.refunds.filter((r) => r.payment_intent === held.intentId)).toHaveLength(1);
     const card = await t.deps.db.payment.findFirstOrThrow({ where: { bookingId: held.bookingId, method: 'card' } });
-    expect([card.status, card.refundDue]).toEqual(['refunded', true]);
+    // Refunded, and the duty done: its answer is recorded as the booking's one automatic refund.
+    expect([card.status, card.refundDue]).toEqual(['refunded', false]);
+    expect(await t.deps.db.refund.findMany({ where: { bookingId: held.bookingId } })).toEqual([
+      expect.objectContaining({ paymentId: card.id, automatic: true, status: 'succeeded' }),
+    ]);
     expect((await deliver(event)).status).toBe(200);
     expect(fake.refunds.filter((r) => r.payment_intent === held.intentId)).toHaveLength(1);
     // The card money is back: the cash alone is reissued.
@@ -137,6 +142,40 @@ describe('a card payment that lands on a booking already paid another way', () =
       .set('Authorization', bearer(demo.api_keys.manager));
     expect(reissue.status).toBe(200);
     expect(reissue.body.gift_card.balance_cents).toBe(held.totalCents);
+  });
+
+  it('when the refund of a card that cleared after the till took cash fails later, then the booking stays confirmed and flagged, and an operator refund gives the card back without unbooking it', async () => {
+    const held = await heldWithIntent(0);
+    await payCashAtTill(held.bookingId, held.totalCents);
+    const seatsBefore = (await t.deps.db.slot.findUniqueOrThrow({ where: { id: held.slotId } })).seatsBooked;
+    fake.answerNextRefunds('pending');
+    const intent = fake.succeed(held.intentId);
+    expect((await deliver(signedPaymentSucceededEvent(intent, { secret: WEBHOOK_SECRET }))).status).toBe(200);
+    const made = fake.refunds.find((r) => r.payment_intent === held.intentId)!;
+    made.status = 'failed';
+
+    const res = await deliver(signedRefundEvent(made, { secret: WEBHOOK_SECRET, type: 'refund.failed' }));
+
+    expect(res.status).toBe(200);
+    expect(await t.deps.db.booking.findUniqueOrThrow({ where: { id: held.bookingId } })).toMatchObject({
+      status: 'confirmed',
+      reviewReason: 'automatic_refund_failed',
+    });
+    const card = await t.deps.db.payment.findFirstOrThrow({ where: { bookingId: held.bookingId, method: 'card' } });
+    expect(card).toMatchObject({ status: 'succeeded', refundedCents: 0, refundDue: false });
+
+    const refunded = await request(t.app)
+      .post('/api/payments/refunds')
+      .set('Authorization', bearer(demo.api_keys.manager))
+      .send({ booking_id: held.bookingId });
+
+    expect(refunded.status).toBe(201);
+    expect(refunded.body).toMatchObject({ amount_cents: card.amountCents, booking_status: 'confirmed' });
+    expect((await t.deps.db.slot.findUniqueOrThrow({ where: { id: held.slotId } })).seatsBooked).toBe(seatsBefore);
+    const names = (await t.deps.db.event.findMany({ where: { entityId: held.bookingId } })).map((e) => e.name);
+    expect(names.filter((name) => name !== 'booking.created' && name !== 'booking.confirmed')).toEqual([
+      'refund.created',
+    ]);
   });
 
   it('when an id is a urn:uuid, then it is refused at the edge with 400, never a database error', async () => {

@@ -476,6 +476,10 @@ describe('payments', () => {
       });
       afterAll(() => short?.close());
 
+      /** A booking's refunds, oldest first. */
+      const refundRows = (bookingId: string) =>
+        t.deps.db.refund.findMany({ where: { bookingId }, orderBy: { createdAt: 'asc' } });
+
       /** A held booking whose one-second hold has run out (its seats are free for anyone again). */
       async function expiredBooking(
         own: DemoTenant,
@@ -519,7 +523,33 @@ describe('payments', () => {
             metadata: expect.objectContaining({ booking_id: booked.booking_id }),
           }),
         ]);
-        expect(state.events.map((e) => e.name)).toEqual(['booking.created', 'booking.refunded']);
+        // Money went back through Stripe: a refund like any other, and refund.created says so.
+        expect(state.events.map((e) => e.name)).toEqual(['booking.created', 'refund.created', 'booking.refunded']);
+        const [recorded, ...others] = await refundRows(booked.booking_id);
+        expect(others).toEqual([]);
+        expect(recorded).toMatchObject({
+          automatic: true,
+          status: 'succeeded',
+          providerRefundId: fake.refunds.find((r) => r.payment_intent === intent.id)!.id,
+          amountCents: intent.amount,
+          reason: 'booking could not be confirmed',
+          actorKeyId: null,
+          keepBookingActive: false,
+        });
+        const created = await t.deps.db.event.findFirstOrThrow({
+          where: { entityId: booked.booking_id, name: 'refund.created' },
+        });
+        expect(created.data).toEqual({
+          event_id: created.id,
+          schema_version: 1,
+          entity_type: 'booking',
+          entity_id: booked.booking_id,
+          refund_id: recorded!.id,
+          payment_intent_id: intent.id,
+          amount_cents: intent.amount,
+          reason: 'booking could not be confirmed',
+          status: 'succeeded',
+        });
         const refunded = await t.deps.db.event.findFirstOrThrow({
           where: { entityId: booked.booking_id, name: 'booking.refunded' },
         });
@@ -537,6 +567,7 @@ describe('payments', () => {
         await deliverStripeEvent(t, signed).expect(200);
         expect(await paymentState(t, booked.booking_id, slot.id)).toEqual(state);
         expect(fake.refunds.filter((r) => r.payment_intent === intent.id)).toHaveLength(1);
+        expect(await refundRows(booked.booking_id)).toEqual([recorded]);
         const again = await paymentIntent(t, booked.booking_id, booked.booking_token);
         expect(again.status).toBe(409);
         expect(again.body.error).toBe('booking_not_payable');
@@ -589,11 +620,13 @@ describe('payments', () => {
         expect(state.booking.status).toBe('refunded');
         expect(state.payments).toEqual([expect.objectContaining({ status: 'refunded', amountCents: intent.amount })]);
         expect(state.events.filter((e) => e.name === 'booking.refunded')).toHaveLength(1);
+        expect(state.events.filter((e) => e.name === 'refund.created')).toHaveLength(1);
         expect(state.slot.seatsBooked + state.liveSeats).toBeLessThanOrEqual(state.slot.capacity);
 
         await deliverStripeEvent(t, signed).expect(200);
         expect(fake.refunds.filter((r) => r.payment_intent === intent.id)).toHaveLength(1);
         expect(await paymentState(t, booked.booking_id, slot.id)).toEqual(state);
+        expect(await refundRows(booked.booking_id)).toEqual([expect.objectContaining({ status: 'succeeded' })]);
       });
 
       it('when a failed automatic refund is redelivered several times at once, then it is refunded and recorded once', async () => {
@@ -609,10 +642,18 @@ describe('payments', () => {
 
         expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200]);
         expect(fake.refunds.filter((r) => r.payment_intent === intent.id)).toHaveLength(1);
+        // Each asked Stripe; all but one were refused and found the refund made: recorded once.
+        expect(
+          fake.requestsTo('POST', '/v1/refunds').filter((r) => r.body.payment_intent === intent.id && r.status === 200),
+        ).toHaveLength(1);
+        expect(await refundRows(booked.booking_id)).toEqual([
+          expect.objectContaining({ automatic: true, status: 'succeeded' }),
+        ]);
         const state = await paymentState(t, booked.booking_id, slot.id);
         expect(state.booking.status).toBe('refunded');
         expect(state.payments).toEqual([expect.objectContaining({ status: 'refunded' })]);
         expect(state.events.filter((e) => e.name === 'booking.refunded')).toHaveLength(1);
+        expect(state.events.filter((e) => e.name === 'refund.created')).toHaveLength(1);
       });
     });
   });

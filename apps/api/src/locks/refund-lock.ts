@@ -8,6 +8,8 @@ export interface LockedRefund {
   reason: string | null;
   status: 'pending' | 'succeeded' | 'failed';
   keepBookingActive: boolean;
+  /** Made by the service itself (refund-for-review), not by an operator or in Stripe's dashboard. */
+  automatic: boolean;
 }
 
 /** Locks a refund row; the caller holds its booking's lock. */
@@ -21,9 +23,10 @@ export async function lockRefund(tx: Tx, refundId: string): Promise<LockedRefund
       reason: string | null;
       status: LockedRefund['status'];
       keep_booking_active: boolean;
+      automatic: boolean;
     }[]
   >`
-    SELECT id, payment_id, amount_cents, reason, status::text AS status, keep_booking_active
+    SELECT id, payment_id, amount_cents, reason, status::text AS status, keep_booking_active, automatic
     FROM refunds WHERE id = ${refundId}::uuid FOR UPDATE`;
   return (
     row && {
@@ -33,6 +36,7 @@ export async function lockRefund(tx: Tx, refundId: string): Promise<LockedRefund
       reason: row.reason,
       status: row.status,
       keepBookingActive: row.keep_booking_active,
+      automatic: row.automatic,
     }
   );
 }

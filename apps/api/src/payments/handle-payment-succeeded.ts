@@ -1,5 +1,6 @@
 import type { Db } from '@booking/db';
 import { bookingAllows } from '@booking/domain';
+import type { Logger } from '@booking/logging';
 import type Stripe from 'stripe';
 import { confirmBooking } from '../bookings/confirm-booking';
 import { lockSlotAndReserveSeats } from '../bookings/lock-slot';
@@ -7,7 +8,7 @@ import type { HoldStore } from '../holds/hold-store';
 import { ANY_TENANT, findBookingForUpdate, type LockedBooking } from '../locks';
 import { refundForReview } from './refund-for-review';
 
-type Deps = { db: Db; holds: HoldStore; stripe: Stripe };
+type Deps = { db: Db; holds: HoldStore; stripe: Stripe; logger?: Logger };
 
 type Outcome =
   { kind: 'ignored' } | { kind: 'confirmed'; booking: LockedBooking } | { kind: 'refund'; bookingId: string };
@@ -20,7 +21,8 @@ type Outcome =
  * the seats were sold meanwhile, confirming would oversell: the booking is marked for review and
  * the payment refunded instead, so no money is kept for nothing. The refund call happens after
  * the commit; if it fails we answer 500, the provider delivers again, and the redelivery retries
- * the refund (payments.refund_due marks it; a second full refund is refused by the provider).
+ * the refund (payments.refund_due marks it until the provider's answer is recorded; a second full
+ * refund is refused by the provider).
  */
 export async function handlePaymentSucceeded(deps: Deps, eventId: string, intent: Stripe.PaymentIntent): Promise<void> {
   const bookingId = intent.metadata?.booking_id;
@@ -36,8 +38,8 @@ export async function handlePaymentSucceeded(deps: Deps, eventId: string, intent
     const payment = await tx.payment.findUnique({ where: { providerReference: intent.id } });
 
     if (first === 0 || payment) {
-      // Seen before. Only an automatic refund that did not go through is left to do, whatever
-      // became of the booking since (one paid at the till meanwhile stays confirmed).
+      // Seen before. Only an automatic refund whose answer was never recorded is left to do,
+      // whatever became of the booking since (one paid at the till meanwhile stays confirmed).
       const refundPending = payment?.status === 'succeeded' && payment.refundDue;
       return refundPending ? { kind: 'refund', bookingId } : { kind: 'ignored' };
     }

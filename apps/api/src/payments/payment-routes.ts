@@ -61,7 +61,11 @@ export function stripeWebhookRoutes(deps: AppDeps): Router {
         if (event.data.object.metadata?.order_id) {
           await handleOrderPaymentSucceeded({ db: deps.db, config: deps.config, stripe }, event.id, event.data.object);
         } else {
-          await handlePaymentSucceeded({ db: deps.db, holds: deps.holds, stripe }, event.id, event.data.object);
+          await handlePaymentSucceeded(
+            { db: deps.db, holds: deps.holds, stripe, logger: deps.logger },
+            event.id,
+            event.data.object,
+          );
         }
       } else if (
         event.type === 'charge.refunded' ||
@@ -75,7 +79,7 @@ export function stripeWebhookRoutes(deps: AppDeps): Router {
             event.type === 'charge.refunded' ? await refundsOfCharge(stripe, event.data.object) : [event.data.object];
           await reconcileOrderRefunds(deps.db, event, orderId, { refunds });
         } else {
-          await reconcileProviderRefunds({ db: deps.db, holds: deps.holds, stripe }, event);
+          await reconcileProviderRefunds({ db: deps.db, holds: deps.holds, stripe, logger: deps.logger }, event);
         }
       } else if (event.type === 'charge.dispute.created') {
         // Disputes matter for the value a payment funded; a booking's are handled at Stripe.

@@ -2,13 +2,12 @@ import { Prisma, type Db, type Tx } from '@booking/db';
 import { AppError, assertBookingAllows } from '@booking/domain';
 import Stripe from 'stripe';
 import { providerRefusal } from '../payments/provider-call';
-import type { HoldStore } from '../holds/hold-store';
 import { ANY_TENANT, lockBooking, lockCardPayment } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
-import { settleRefund, type FinalOutcome } from './refund-bookkeeping';
+import { settleRefund, type FinalOutcome, type SettleDeps } from './refund-bookkeeping';
 import type { RefundResponse } from './refund-schemas';
 
-type Deps = { db: Db; holds: HoldStore; stripe: Stripe | null };
+type Deps = SettleDeps & { db: Db; stripe: Stripe | null };
 
 export interface RefundInput {
   bookingId: string;
@@ -94,7 +93,7 @@ export async function recordProviderAnswer(
     const settled = await deps.db.$transaction(async (tx) => {
       // The refund was reserved for this booking in its tenant already.
       const booking = await lockBooking(tx, bookingId, ANY_TENANT);
-      return settleRefund(tx, deps.holds, booking, refundId, answer);
+      return settleRefund(tx, deps, booking, refundId, answer);
     });
     if (settled.release)
       await deps.holds.releaseAfterCommit(settled.release.slotId, settled.release.holdId, settled.release.seats);

@@ -1,13 +1,13 @@
 import { isUuid } from '@booking/domain';
 import type { Db, Tx } from '@booking/db';
 import type Stripe from 'stripe';
-import type { HoldStore } from '../holds/hold-store';
 import { ANY_TENANT, lockBooking } from '../locks';
+import { recordAutomaticRefund } from './automatic-refund';
 import { providerOutcome } from './create-refund';
-import { bookSucceededRefund, settleRefund, type HoldRelease } from './refund-bookkeeping';
+import { bookSucceededRefund, settleRefund, type HoldRelease, type SettleDeps } from './refund-bookkeeping';
 import { idOf } from '../payments/stripe-ids';
 
-type Deps = { db: Db; holds: HoldStore; stripe: Stripe };
+type Deps = SettleDeps & { db: Db; stripe: Stripe };
 
 export type ProviderRefundEvent = Stripe.ChargeRefundedEvent | Stripe.RefundUpdatedEvent | Stripe.RefundFailedEvent;
 
@@ -17,7 +17,9 @@ export type ProviderRefundEvent = Stripe.ChargeRefundedEvent | Stripe.RefundUpda
  * metadata) that was still pending gets the same bookkeeping as an immediate answer; one made
  * elsewhere (the provider's dashboard) is recorded as a new refund of the matching card payment.
  * Each provider event acts once (provider_events), and each refund moves out of pending once
- * (its row is locked and only pending moves), however the notifications overlap.
+ * (its row is locked and only pending moves), however the notifications overlap. The automatic
+ * refund of a late card payment is recorded by whichever comes first, its notification or the
+ * payment path (recordAutomaticRefund), and then settled like ours.
  */
 export async function reconcileProviderRefunds(deps: Deps, event: ProviderRefundEvent): Promise<void> {
   const refunds =
@@ -30,7 +32,7 @@ export async function reconcileProviderRefunds(deps: Deps, event: ProviderRefund
     if (first === 0) return [];
     const found: HoldRelease[] = [];
     for (const refund of refunds) {
-      const release = await reconcileOne(tx, deps.holds, refund, chargeIntent);
+      const release = await reconcileOne(tx, deps, refund, chargeIntent);
       if (release) found.push(release);
     }
     return found;
@@ -59,7 +61,7 @@ async function findOurRefund(tx: Tx, providerRefund: Stripe.Refund) {
  */
 export async function settleOurRefund(
   tx: Tx,
-  holds: HoldStore,
+  deps: SettleDeps,
   ours: { id: string; bookingId: string },
   providerRefund: Stripe.Refund,
 ): Promise<HoldRelease | null> {
@@ -73,25 +75,39 @@ export async function settleOurRefund(
     return null;
   }
   // A refund that is no longer pending has been settled already: nothing moves twice.
-  return (await settleRefund(tx, holds, booking, ours.id, outcome)).release;
+  return (await settleRefund(tx, deps, booking, ours.id, outcome)).release;
 }
 
 async function reconcileOne(
   tx: Tx,
-  holds: HoldStore,
+  deps: SettleDeps,
   providerRefund: Stripe.Refund,
   chargeIntent: string | null,
 ): Promise<HoldRelease | null> {
   const outcome = providerOutcome(providerRefund);
-  const ours = await findOurRefund(tx, providerRefund);
-  if (ours) return settleOurRefund(tx, holds, ours, providerRefund);
-  // Our metadata, but not a refund of this database: not ours to book. Automatic refunds of
-  // payments that could not buy their seats are booked by refundForReview itself.
-  if (providerRefund.metadata?.refund_id || providerRefund.metadata?.automatic || outcome.status === 'failed')
-    return null;
-
   const intentId = idOf(providerRefund.payment_intent) ?? chargeIntent;
   const payment = intentId ? await tx.payment.findUnique({ where: { providerReference: intentId } }) : null;
+  const automatic = providerRefund.metadata?.automatic === 'true';
+  // The automatic refund of a late card payment, not recorded yet (refund_due, read again under
+  // its locks): this notification records it, with the status it carries, if it comes before the
+  // payment path does. It is never refused to wait for that path: a payment whose automatic
+  // refund is never recorded there (redeliveries of its payment event ran out) would then block
+  // every refund notification of its charge for good.
+  if (automatic && payment?.refundDue) {
+    const recorded = await recordAutomaticRefund(tx, deps, payment.providerReference!, providerRefund);
+    if (recorded.kind === 'recorded') return recorded.release;
+  }
+  const ours = await findOurRefund(tx, providerRefund);
+  if (ours) return settleOurRefund(tx, deps, ours, providerRefund);
+  // Our metadata, but not a refund of this database: not ours to book. A failed refund made
+  // elsewhere gave nothing back.
+  if (providerRefund.metadata?.refund_id || outcome.status === 'failed') return null;
+  // An automatic refund never recorded as one: made before automatic refunds were recorded (the
+  // payment was booked `refunded` then, without a refund row) and left alone, or made by a
+  // stalled redelivery after the payment's automatic refund was recorded (refund-for-review), and
+  // recorded below as any refund made in Stripe: its money did go back.
+  if (automatic && payment?.status === 'refunded') return null;
+
   if (!payment || payment.method !== 'card') return null;
   const booking = await lockBooking(tx, payment.bookingId, ANY_TENANT);
   // Under the booking lock, a concurrent delivery about the same refund has either recorded it
@@ -118,7 +134,7 @@ async function reconcileOne(
     });
     return null;
   }
-  return bookSucceededRefund(tx, holds, booking, {
+  return bookSucceededRefund(tx, deps.holds, booking, {
     id: refund.id,
     paymentId: payment.id,
     amountCents: refund.amountCents,

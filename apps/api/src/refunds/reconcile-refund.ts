@@ -2,13 +2,13 @@ import type { Db } from '@booking/db';
 import { AppError } from '@booking/domain';
 import type Stripe from 'stripe';
 import { findProviderRefund } from '../payments/find-provider-refund';
-import type { HoldStore } from '../holds/hold-store';
 import type { Operator } from '../operators/api-key-auth';
 import { askProvider, recordProviderAnswer, refundView } from './create-refund';
 import { settleOurRefund } from './reconcile-provider-refunds';
+import type { SettleDeps } from './refund-bookkeeping';
 import type { RefundResponse } from './refund-schemas';
 
-type Deps = { db: Db; holds: HoldStore; stripe: Stripe | null };
+type Deps = SettleDeps & { db: Db; stripe: Stripe | null };
 
 /**
  * `POST /api/refunds/{id}/reconcile`: settles a refund stuck in pending because the provider's
@@ -38,7 +38,7 @@ export async function reconcileRefund(deps: Deps, operator: Operator, refundId: 
 
   const found = await findProviderRefund(stripe, paymentIntentId, { ...refund, metadataKey: 'refund_id' });
   if (found) {
-    const release = await deps.db.$transaction((tx) => settleOurRefund(tx, deps.holds, refund, found));
+    const release = await deps.db.$transaction((tx) => settleOurRefund(tx, deps, refund, found));
     if (release) await deps.holds.releaseAfterCommit(release.slotId, release.holdId, release.seats);
     return refundView(deps.db, refund.id);
   }

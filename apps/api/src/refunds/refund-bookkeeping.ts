@@ -1,11 +1,14 @@
 import type { Tx } from '@booking/db';
 import { bookingEventSubject, recordEvent } from '@booking/events';
+import type { Logger } from '@booking/logging';
+import { returnGiftCardPart } from '../gift-cards/return-gift-card-part';
 import { changeBookedSeats } from '../holds/booked-seats';
 import type { HoldStore } from '../holds/hold-store';
 import { lockRefund, type LockedBooking } from '../locks';
 import { releaseBookingUses } from '../membership-uses/booking-uses';
+import { bookFailedAutomaticRefund, bookReversedAutomaticRefund } from './automatic-refund-failed';
 
-/** A hold to drop once the transaction committed: a held booking that became refunded. */
+/** A hold to drop once the transaction committed: a held booking that became refunded or cancelled. */
 export interface HoldRelease {
   slotId: string;
   holdId: string;
@@ -14,19 +17,31 @@ export interface HoldRelease {
 
 export type FinalOutcome = { status: 'succeeded' | 'failed'; providerRefundId?: string };
 
+/** What settling a refund needs besides the transaction: the seats, and a log for failures. */
+export interface SettleDeps {
+  holds: HoldStore;
+  logger?: Logger;
+}
+
 /**
  * Records the provider's final answer for a pending refund, exactly once: the refund row is
  * locked and only a pending refund moves. The caller holds the booking lock. A failed refund
- * gives its amount back to what is refundable; a succeeded one is booked (see bookSucceededRefund).
+ * gives its amount back to what is refundable (an automatic one also flags its booking, see
+ * bookFailedAutomaticRefund); a succeeded one is booked (see bookSucceededRefund). The one other
+ * move: an automatic refund reported failed after it succeeded (bookReversedAutomaticRefund).
  */
 export async function settleRefund(
   tx: Tx,
-  holds: HoldStore,
+  deps: SettleDeps,
   booking: LockedBooking,
   refundId: string,
   outcome: FinalOutcome,
 ): Promise<{ settled: boolean; release: HoldRelease | null }> {
   const refund = await lockRefund(tx, refundId);
+  if (refund?.automatic && refund.status === 'succeeded' && outcome.status === 'failed') {
+    await bookReversedAutomaticRefund(tx, booking, refund, deps.logger);
+    return { settled: true, release: null };
+  }
   if (!refund || refund.status !== 'pending') return { settled: false, release: null };
 
   await tx.refund.update({
@@ -44,9 +59,10 @@ export async function settleRefund(
       where: { id: refund.paymentId },
       data: { refundedCents: { decrement: refund.amountCents } },
     });
-    return { settled: true, release: null };
+    const release = refund.automatic ? await bookFailedAutomaticRefund(tx, booking, refund, deps.logger) : null;
+    return { settled: true, release };
   }
-  const release = await bookSucceededRefund(tx, holds, booking, { ...refund, raiseRefundedCentsBy: 0 });
+  const release = await bookSucceededRefund(tx, deps.holds, booking, { ...refund, raiseRefundedCentsBy: 0 });
   return { settled: true, release };
 }
 
@@ -54,8 +70,9 @@ export async function settleRefund(
  * The bookkeeping of a refund whose status was just recorded as succeeded, in the caller's
  * transaction (booking row locked): refund.created; refund.partial_no_cancel in the
  * keep-booking-active flow; otherwise, once the card payments are refunded in full, the booking
- * becomes refunded, its seats go back and booking.refunded is recorded. Gift card parts are not
- * refundable through the provider and do not count as "paid" here.
+ * becomes refunded, its seats go back and booking.refunded is recorded. Automatic refunds
+ * (automatic-refund.ts) follow the same rule: a booking left with no paying money by them
+ * becomes refunded once their money went back, not before.
  */
 export async function bookSucceededRefund(
   tx: Tx,
@@ -84,7 +101,7 @@ export async function bookSucceededRefund(
   const succeededOf = (paymentId: string) =>
     succeeded.find((row) => row.paymentId === paymentId)?._sum.amountCents ?? 0;
   const refundTotalCents = succeeded.reduce((sum, row) => sum + (row._sum.amountCents ?? 0), 0);
-  // A payment refunded automatically (refund-for-review) is refunded in full without refund rows.
+  // Automatic refunds made before they were recorded as refunds left only the payment `refunded`.
   const fullyRefunded = (p: { id: string; amountCents: number; status: string }) =>
     p.status === 'refunded' || succeededOf(p.id) >= p.amountCents;
 
@@ -123,13 +140,16 @@ export async function bookSucceededRefund(
   } else if (
     booking.status !== 'refunded' &&
     cardPayments.every(fullyRefunded) &&
-    !(await paidOtherwise(tx, booking.id))
+    !(await paidOtherwise(tx, booking))
   ) {
     // Seats go back: a confirmed booking's are in seats_booked (the UPDATE takes the slot row
     // lock); a held booking's are its hold's, dropped after the commit. A cancelled booking gave
     // them back already.
     if (booking.status === 'confirmed') await changeBookedSeats(tx, holds, booking.slotId, -booking.guestCount);
     if (booking.status === 'held') {
+      // Never confirmed: its gift card part paid for nothing and goes back on its card, as when a
+      // held booking is cancelled.
+      await returnGiftCardPart(tx, booking.id);
       release = { slotId: booking.slotId, holdId: booking.holdId, seats: booking.guestCount };
     }
     await tx.booking.update({ where: { id: booking.id }, data: { status: 'refunded' } });
@@ -159,8 +179,14 @@ export async function bookSucceededRefund(
 /**
  * Whether money other than cards still pays for the booking (a gift card part, cash at the
  * till): those cannot go back through the provider, so the booking is not "left with nothing
- * paid" and keeps its status; an operator can reissue that part as a gift card.
+ * paid" and keeps its status; an operator can reissue that part as a gift card. A held booking's
+ * gift card part does not count: the booking was never confirmed, so that part goes back on its
+ * card when it ends (and cash would have confirmed it).
  */
-async function paidOtherwise(tx: Tx, bookingId: string): Promise<boolean> {
-  return (await tx.payment.count({ where: { bookingId, status: 'succeeded', method: { not: 'card' } } })) > 0;
+async function paidOtherwise(tx: Tx, booking: LockedBooking): Promise<boolean> {
+  if (booking.status === 'held') return false;
+  const count = await tx.payment.count({
+    where: { bookingId: booking.id, status: 'succeeded', method: { not: 'card' } },
+  });
+  return count > 0;
 }

@@ -28,8 +28,23 @@ export const BookingEvents = {
   }),
   'booking.cancelled': Type.Object({
     ...BookingSubject,
-    cancelled_by_user_id: Nullable(Id(), 'null when the unpaid-booking expiry cancelled it'),
-    reason: Type.Optional(Type.Literal('unpaid_hold_expired', { description: 'only on expiry' })),
+    cancelled_by_user_id: Nullable(
+      Id(),
+      'null when the service cancelled it: the unpaid-booking expiry, or a late card payment given back',
+    ),
+    reason: Type.Optional(
+      Type.Union(
+        [
+          Type.Literal('unpaid_hold_expired'),
+          Type.Literal('payment_refund_pending'),
+          Type.Literal('automatic_refund_failed'),
+        ],
+        {
+          description:
+            'only when the service cancelled it; payment_refund_pending: its late card payment is being given back; automatic_refund_failed: giving it back failed, an operator refunds it',
+        },
+      ),
+    ),
   }),
   'booking.reissued': Type.Object({
     ...BookingSubject,

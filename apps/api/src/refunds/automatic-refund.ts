@@ -1,0 +1,90 @@
+import type { Tx } from '@booking/db';
+import type Stripe from 'stripe';
+import { ANY_TENANT, lockBooking, lockPaymentByReference } from '../locks';
+import { bookFailedAutomaticRefund } from './automatic-refund-failed';
+import { cancelHeldBooking } from './cancel-held-booking';
+import { providerOutcome } from './create-refund';
+import { bookSucceededRefund, type HoldRelease, type SettleDeps } from './refund-bookkeeping';
+
+/** What an automatic refund says, to the provider (metadata) and in its refund row. */
+export const AUTOMATIC_REFUND_REASON = 'booking could not be confirmed';
+
+export type AutomaticRecording =
+  /** Recorded now as the payment's automatic refund; the hold to drop after the commit, if any. */
+  | { kind: 'recorded'; release: HoldRelease | null }
+  /** A refund row has this provider id already: recorded by whoever came first. */
+  | { kind: 'known' }
+  /**
+   * The payment is not due an automatic refund (any more): its automatic refund was recorded
+   * with another provider refund, so this one was made behind it (a stalled redelivery asked
+   * after that one failed). Not recorded here; see reconcile-provider-refunds.
+   */
+  | { kind: 'not_due' };
+
+/**
+ * Records a provider refund tagged `metadata.automatic` as the automatic refund of a card payment
+ * that could not buy its seats (handle-payment-succeeded set its refund_due), with the status the
+ * provider gives it, exactly once: the payment path (refund-for-review) and the refund
+ * notifications both call this, and whichever comes first records it. Under the booking lock a
+ * refund row with its provider id means it is known; under the payment lock refund_due is checked
+ * again, so a refund asked for after the payment's automatic refund was recorded never replaces it.
+ *
+ * Recording clears refund_due (asked and answered). Then, as for any refund: succeeded,
+ * bookSucceededRefund (refund.created; a booking left with no paying money becomes `refunded`
+ * once every card payment's money is back); pending, its amount is reserved until a notification
+ * settles it (settleRefund), which applies that same rule then; failed, the money stays
+ * refundable and the booking is flagged (bookFailedAutomaticRefund). A `held` booking that is not
+ * refunded now is cancelled (cancelHeldBooking): the payment cannot confirm it, and `refunded`
+ * waits until money went back. A cancelled booking stays cancelled until then, and one confirmed
+ * by other money (cash) stays confirmed with its seats.
+ */
+export async function recordAutomaticRefund(
+  tx: Tx,
+  deps: SettleDeps,
+  paymentIntentId: string,
+  providerRefund: Stripe.Refund,
+): Promise<AutomaticRecording> {
+  // Read to find the booking to lock first (the house lock order); read again under its lock.
+  const known = await tx.payment.findUnique({ where: { providerReference: paymentIntentId } });
+  if (!known) return { kind: 'not_due' };
+  // The notification is authenticated by its signature; the booking names its own tenant.
+  const booking = await lockBooking(tx, known.bookingId, ANY_TENANT);
+  // Every recording holds this booking lock: a row committed before it is seen here.
+  if (await tx.refund.findUnique({ where: { providerRefundId: providerRefund.id } })) return { kind: 'known' };
+  const payment = await lockPaymentByReference(tx, paymentIntentId);
+  if (!payment?.refundDue) return { kind: 'not_due' };
+
+  const { status } = providerOutcome(providerRefund);
+  const refund = await tx.refund.create({
+    data: {
+      tenantId: booking.tenantId,
+      bookingId: booking.id,
+      paymentId: payment.id,
+      providerRefundId: providerRefund.id,
+      amountCents: providerRefund.amount,
+      reason: AUTOMATIC_REFUND_REASON,
+      status,
+      automatic: true,
+    },
+  });
+  await tx.payment.update({
+    where: { id: payment.id },
+    // A pending refund reserves its amount as any refund does; a succeeded one is counted by
+    // bookSucceededRefund, a failed one gave nothing back.
+    data: { refundDue: false, ...(status === 'pending' && { refundedCents: { increment: refund.amountCents } }) },
+  });
+  if (status === 'failed') {
+    return { kind: 'recorded', release: await bookFailedAutomaticRefund(tx, booking, refund, deps.logger) };
+  }
+  if (status === 'succeeded') {
+    const release = await bookSucceededRefund(tx, deps.holds, booking, {
+      ...refund,
+      raiseRefundedCentsBy: refund.amountCents,
+    });
+    // bookSucceededRefund drops a hold only for a held booking it made refunded.
+    if (release || booking.status !== 'held') return { kind: 'recorded', release };
+  }
+  // Pending, or succeeded while another late payment's money is still on its way back.
+  const release = booking.status === 'held' ? await cancelHeldBooking(tx, booking, 'payment_refund_pending') : null;
+  return { kind: 'recorded', release };
+}
