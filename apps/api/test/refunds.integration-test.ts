@@ -854,6 +854,25 @@ describe('refunds through the payment provider', () => {
       ]);
     });
 
+    it('when the paid amount was reissued as a gift card and the payment is then refunded in the dashboard, then the refund is recorded, the booking stays cancelled and is flagged', async () => {
+      const booking = await cardBooking(demo, { slotIndex: 5 });
+      const reissued = await request(t.app)
+        .post(`/api/bookings/${booking.bookingId}/reissue-gift-card`)
+        .set('Authorization', bearer(demo.api_keys.manager));
+      expect(reissued.status).toBe(200);
+      const dashboard = (await t.deps.stripe!.refunds.create({
+        payment_intent: booking.intent.id,
+      })) as unknown as RefundObject;
+
+      expect((await deliver(signedRefundEvent(dashboard, { secret: TEST_WEBHOOK_SECRET }))).status).toBe(200);
+
+      const row = await t.deps.db.booking.findUniqueOrThrow({ where: { id: booking.bookingId } });
+      expect(row).toMatchObject({ status: 'cancelled', reviewReason: 'refunded_after_reissue' });
+      // The money did move: recorded with refund.created; the booking did not become refunded.
+      expect(await eventsOf(booking.bookingId, 'refund.created')).toHaveLength(1);
+      expect(await eventsOf(booking.bookingId, 'booking.refunded')).toEqual([]);
+    });
+
     it('when a refund event carries a bad signature, then it is 400 invalid_signature and nothing is recorded', async () => {
       const booking = await cardBooking(demo);
       const dashboard = (await t.deps.stripe!.refunds.create({

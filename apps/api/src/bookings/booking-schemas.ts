@@ -139,7 +139,10 @@ export const OperatorBooking = Type.Object(
     ),
     hold_expires_at: Timestamp,
     review_reason: nullable(
-      Type.String({ description: 'why a card payment that arrived too late is being refunded instead' }),
+      Type.String({
+        description:
+          'why an operator should look at it: a card payment that could not confirm it and is refunded instead (seats_unavailable_at_payment, paid_while_confirmed, paid_while_cancelled, paid_while_refunded), automatic_refund_failed (that refund failed: the money is refundable again), refunded_after_reissue (card money came back through Stripe after the paid amount was reissued as a gift card)',
+      }),
     ),
     checked_in_at: nullable(Timestamp),
     check_in_token: Type.String({ description: 'the token of the QR code, for POST /api/bookings/check-in-by-token' }),

@@ -8,6 +8,9 @@ import { lockRefund, type LockedBooking } from '../locks';
 import { releaseBookingUses } from '../membership-uses/booking-uses';
 import { bookFailedAutomaticRefund, bookReversedAutomaticRefund } from './automatic-refund-failed';
 
+/** review_reason of a reissued booking whose card money also came back through the provider. */
+export const REFUNDED_AFTER_REISSUE = 'refunded_after_reissue';
+
 /** A hold to drop once the transaction committed: a held booking that became refunded or cancelled. */
 export interface HoldRelease {
   slotId: string;
@@ -137,6 +140,12 @@ export async function bookSucceededRefund(
         status: 'succeeded',
       },
     });
+  } else if (booking.reissuedGiftCardId !== null) {
+    // Its paid amount went onto a new gift card, and card money has now come back as well (a
+    // refund made in Stripe's dashboard: our refund routes refuse a reissued booking), so the
+    // customer holds both. The booking stays as the reissue left it, and is flagged: an operator
+    // takes the value back off the card, or accepts the loss.
+    await tx.booking.update({ where: { id: booking.id }, data: { reviewReason: REFUNDED_AFTER_REISSUE } });
   } else if (
     booking.status !== 'refunded' &&
     cardPayments.every(fullyRefunded) &&
