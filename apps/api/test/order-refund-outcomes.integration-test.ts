@@ -10,6 +10,7 @@ import {
   openTillOrder,
   seedTenant,
   signedChargeRefundedEvent,
+  signedDisputeCreatedEvent,
   signedPaymentSucceededEvent,
   signedRefundEvent,
   startStripeTestApp,
@@ -54,6 +55,22 @@ const retryVoidRefunds = (orderId: string) =>
   refundVoidedCardTenders({ db: t.deps.db, stripe: t.deps.stripe! }, orderId);
 /** A refund as Stripe reports it later, with the status it has come to. */
 const as = (refund: FakeRefund, status: FakeRefund['status']) => ({ ...refund, status });
+/** Stripe's refund notifications and the refunds they carry, read by the webhook's reconciliation with a logger to read. */
+async function reconcileWithLogger(orderId: string, type: string, refunds: object[]) {
+  const warn = jest.fn();
+  const event = { id: `evt_${randomUUID()}`, type };
+  await reconcileOrderRefunds(t.deps.db, event, orderId, { refunds: refunds as Stripe.Refund[] }, { warn });
+  return warn;
+}
+/** A refund made in Stripe's dashboard, and its notification. */
+async function dashboardRefund(intent: { id: string }, cents: number) {
+  const made = (await t.deps.stripe!.refunds.create({ payment_intent: intent.id, amount: cents })) as FakeRefund;
+  expect(made.status).toBe('succeeded');
+  const intentNow = fake.intents.get(intent.id)!;
+  const reply = await deliverStripeEvent(t, signedChargeRefundedEvent(intentNow, [made], { secret }));
+  expect(reply.status).toBe(200);
+  return made;
+}
 
 /** An online top-up cancelled unpaid, then paid anyway: its payment comes late, answered with `answer`. */
 async function latePayment(cents: number, answer: FakeRefund['status']) {
@@ -195,6 +212,165 @@ describe('the refund of a late payment, as Stripe answers it', () => {
   });
 });
 
+describe('a late payment whose refund fails, and the money that repays its payer', () => {
+  it('when the payment is disputed while its refund is pending and Stripe then fails the refund for it, then the dispute is recorded, the payment counts as given back once, and the order is not flagged', async () => {
+    const { orderId, walletId, intent, paid } = await latePayment(1500, 'pending');
+    expect((await deliverStripeEvent(t, paid)).status).toBe(200);
+    const [made] = refundsOf(intent.id);
+    const disputeId = `dp_${randomUUID().replaceAll('-', '')}`;
+
+    const disputed = signedDisputeCreatedEvent(intent, 1500, { secret, disputeId });
+    expect((await deliverStripeEvent(t, disputed)).status).toBe(200);
+    const meanwhile = await order(orderId);
+    expect(meanwhile.refundedCents).toBe(1500);
+    expect(meanwhile.refunds).toEqual([
+      expect.objectContaining({ source: 'late_payment', status: 'pending', amountCents: 1500 }),
+      expect.objectContaining({
+        source: 'dispute',
+        status: 'succeeded',
+        amountCents: 1500,
+        providerRefundId: disputeId,
+      }),
+    ]);
+
+    // Stripe fails a refund still pending when its charge is disputed: the chargeback repays.
+    const failed = { ...as(made!, 'failed'), failure_reason: 'charge_for_pending_refund_disputed' };
+    const warn = await reconcileWithLogger(orderId, 'refund.failed', [failed]);
+    const again = await Promise.all([
+      deliverStripeEvent(t, signedRefundEvent(failed, { secret, type: 'refund.failed' })),
+      deliverStripeEvent(t, disputed),
+      deliverStripeEvent(t, paid),
+    ]);
+    expect(again.map((r) => r.status)).toEqual([200, 200, 200]);
+
+    expect(warn).not.toHaveBeenCalled();
+    const settled = await order(orderId);
+    expect(settled).toMatchObject({ refundedCents: 1500, reviewReason: 'paid_after_cancelled' });
+    expect(settled.refunds.map((r) => [r.source, r.status, r.amountCents])).toEqual([
+      ['late_payment', 'failed', 1500],
+      ['dispute', 'succeeded', 1500],
+    ]);
+    // A dispute is no refund of ours, and the payment funded nothing: no event, no wallet touched.
+    expect(await refundEvents(orderId)).toHaveLength(0);
+    expect(await t.deps.db.event.count({ where: { entityId: walletId } })).toBe(0);
+    expect(refundsOf(intent.id)).toHaveLength(1);
+  });
+
+  it('when the failure of the pending refund is notified before the dispute, then the order ends the same: flagged meanwhile, then the dispute recorded, counted once, and the flag gone', async () => {
+    const { orderId, intent, paid } = await latePayment(1300, 'pending');
+    expect((await deliverStripeEvent(t, paid)).status).toBe(200);
+    const [made] = refundsOf(intent.id);
+    const failed = { ...as(made!, 'failed'), failure_reason: 'charge_for_pending_refund_disputed' };
+
+    expect((await deliverStripeEvent(t, signedRefundEvent(failed, { secret, type: 'refund.failed' }))).status).toBe(
+      200,
+    );
+    expect(await order(orderId)).toMatchObject({ refundedCents: 0, reviewReason: 'late_payment_refund_failed' });
+    expect((await deliverStripeEvent(t, signedDisputeCreatedEvent(intent, 1300, { secret }))).status).toBe(200);
+
+    const settled = await order(orderId);
+    expect(settled).toMatchObject({ refundedCents: 1300, reviewReason: 'paid_after_cancelled' });
+    expect(settled.refunds.map((r) => [r.source, r.status, r.amountCents])).toEqual([
+      ['late_payment', 'failed', 1300],
+      ['dispute', 'succeeded', 1300],
+    ]);
+  });
+
+  it('when the refund succeeded and Stripe later reports it failed, then it is failed, the amount is no longer refunded, the order is flagged and a warning logged, once', async () => {
+    const { orderId, intent, paid } = await latePayment(1200, 'succeeded');
+    expect((await deliverStripeEvent(t, paid)).status).toBe(200);
+    expect(await order(orderId)).toMatchObject({ refundedCents: 1200, reviewReason: 'paid_after_cancelled' });
+    const [made] = refundsOf(intent.id);
+    made!.status = 'failed';
+
+    const warn = await reconcileWithLogger(orderId, 'refund.updated', [made!]);
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn.mock.calls[0]![0]).toMatchObject({
+      order_id: orderId,
+      provider_refund_id: made!.id,
+      amount_cents: 1200,
+      previous_status: 'succeeded',
+    });
+    // Said again, in each of Stripe's ways, and the payment notified again: nothing more moves.
+    const calls = refundCalls(intent.id);
+    const replies = await Promise.all([
+      deliverStripeEvent(t, signedRefundEvent(made!, { secret, type: 'refund.failed' })),
+      deliverStripeEvent(t, signedChargeRefundedEvent(intent, [made!], { secret })),
+      deliverStripeEvent(t, signedPaymentSucceededEvent(intent, { secret })),
+    ]);
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(await reconcileWithLogger(orderId, 'refund.failed', [made!])).not.toHaveBeenCalled();
+    expect(refundCalls(intent.id)).toBe(calls);
+
+    const reversed = await order(orderId);
+    expect(reversed).toMatchObject({ refundedCents: 0, reviewReason: 'late_payment_refund_failed' });
+    expect(reversed.refunds).toEqual([
+      expect.objectContaining({ source: 'late_payment', status: 'failed', amountCents: 1200 }),
+    ]);
+    // refund.created went out with the success and is not taken back.
+    expect(await refundEvents(orderId)).toHaveLength(1);
+  });
+
+  it("when a flagged order's payment is given back in Stripe's dashboard, then it stays flagged while part is owed and the flag gives way to why the payment was not kept once all is back", async () => {
+    const { orderId, intent, paid } = await latePayment(1100, 'failed');
+    expect((await deliverStripeEvent(t, paid)).status).toBe(200);
+    expect(await order(orderId)).toMatchObject({ refundedCents: 0, reviewReason: 'late_payment_refund_failed' });
+
+    await dashboardRefund(intent, 400);
+    expect(await order(orderId)).toMatchObject({ refundedCents: 400, reviewReason: 'late_payment_refund_failed' });
+    await dashboardRefund(intent, 700);
+
+    const repaid = await order(orderId);
+    expect(repaid).toMatchObject({ refundedCents: 1100, reviewReason: 'paid_after_cancelled' });
+    expect(repaid.refunds.map((r) => [r.source, r.status, r.amountCents])).toEqual([
+      ['late_payment', 'failed', 1100],
+      ['provider', 'succeeded', 400],
+      ['provider', 'succeeded', 700],
+    ]);
+    // The payment notified again does not ask for its refund again.
+    const calls = refundCalls(intent.id);
+    expect((await deliverStripeEvent(t, signedPaymentSucceededEvent(intent, { secret }))).status).toBe(200);
+    expect(refundCalls(intent.id)).toBe(calls);
+  });
+
+  it('when the refund stays pending and no notification comes, then the unpaid-orders job asks Stripe about it once a day, and books its answer', async () => {
+    const { orderId, intent, paid } = await latePayment(900, 'pending');
+    expect((await deliverStripeEvent(t, paid)).status).toBe(200);
+    const [made] = refundsOf(intent.id);
+    const asked = () =>
+      fake.requestsTo('GET', '/v1/refunds').filter((call) => call.body.payment_intent === intent.id).length;
+    const job = () => cancelUnpaidOrders({ db: t.deps.db, stripe: t.deps.stripe });
+    /** As if its refund was booked, or last asked about, `hours` ago. */
+    const touched = (hours: number) =>
+      t.deps.db.orderRefund.updateMany({
+        where: { orderId },
+        data: { updatedAt: new Date(Date.now() - hours * 60 * 60 * 1000) },
+      });
+
+    await touched(23);
+    await job();
+    expect(asked()).toBe(0);
+    // Still pending at Stripe: asked once, and not again before another day.
+    await touched(25);
+    await job();
+    await job();
+    expect(asked()).toBe(1);
+    expect((await order(orderId)).refunds[0]).toMatchObject({ status: 'pending' });
+
+    // Two pods' runs at once: the answer is booked once.
+    made!.status = 'succeeded';
+    await touched(25);
+    await Promise.all([job(), job()]);
+    expect(asked()).toBeGreaterThanOrEqual(2);
+    const settled = await order(orderId);
+    expect(settled).toMatchObject({ refundedCents: 900, reviewReason: 'paid_after_cancelled' });
+    expect(settled.refunds[0]).toMatchObject({ source: 'late_payment', status: 'succeeded', amountCents: 900 });
+    expect((await refundEvents(orderId)).map((event) => event.data)).toEqual([
+      expect.objectContaining({ refund_id: settled.refunds[0]!.id, amount_cents: 900 }),
+    ]);
+  });
+});
+
 describe("a voided order's pending card refund", () => {
   /** A till order paid by card and voided while Stripe refuses its refund: the void's refund stays pending. */
   async function voidedWithPendingRefund(cents: number) {
@@ -214,16 +390,6 @@ describe("a voided order's pending card refund", () => {
     const [voidRefund] = (await order(orderId)).refunds;
     expect(voidRefund).toMatchObject({ source: 'void', status: 'pending', amountCents: cents });
     return { orderId, intent, voidRefundId: voidRefund!.id };
-  }
-
-  /** A refund made in Stripe's dashboard, and its notification. */
-  async function dashboardRefund(intent: { id: string }, cents: number) {
-    const made = (await t.deps.stripe!.refunds.create({ payment_intent: intent.id, amount: cents })) as FakeRefund;
-    expect(made.status).toBe('succeeded');
-    const intentNow = fake.intents.get(intent.id)!;
-    const reply = await deliverStripeEvent(t, signedChargeRefundedEvent(intentNow, [made], { secret }));
-    expect(reply.status).toBe(200);
-    return made;
   }
 
   it('when a part is refunded in the dashboard, then that is recorded with its own amount, the void stays pending for the rest, and its own refund settles it', async () => {

@@ -3,6 +3,7 @@ import type { Logger } from '@booking/logging';
 import Stripe from 'stripe';
 import { ANY_TENANT, lockMembership, lockOrderUnlessBusy } from '../locks';
 import { recordOrderCancelled } from './order-cancelled';
+import { settleStaleLateRefunds } from './settle-stale-late-refunds';
 import { cancelSubscriptionAtProvider } from '../membership-sales/cancel-subscription-order';
 
 const BATCH = 50;
@@ -24,11 +25,15 @@ const BATCH = 50;
  * an incomplete subscription): the subscription is cancelled first (or found expired), and a
  * subscription already paid is left to its invoice.paid. The pending membership is cancelled
  * with its order.
+ *
+ * Each run first asks Stripe about refunds of late payments left pending for a day
+ * (settleStaleLateRefunds); they are not counted in what it returns.
  */
 export async function cancelUnpaidOrders(
   deps: { db: Db; stripe: Stripe | null; logger?: Logger },
   now = new Date(),
 ): Promise<number> {
+  if (deps.stripe) await settleStaleLateRefunds({ ...deps, stripe: deps.stripe }, now);
   const due = await deps.db.order.findMany({
     where: { channel: 'online', status: 'pending_payment', payBy: { lte: now } },
     select: { id: true, paymentIntentId: true, stripeSubscriptionId: true, membershipId: true },

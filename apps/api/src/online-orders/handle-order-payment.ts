@@ -48,7 +48,8 @@ export async function handleOrderPaymentSucceeded(
     const seen = first === 0 || order.reviewReason !== null;
     // A fixed-term membership's payment activates it instead of funding a wallet.
     if (order.kind === 'membership') return payMembershipOrder(tx, order, intent, paidCents, seen);
-    if (seen || order.status === 'paid') return order.reviewReason !== null && order.refundedCents === 0;
+    // A refused payment: refundLatePayment knows whether its refund is still to be asked for.
+    if (seen || order.status === 'paid') return order.reviewReason !== null;
 
     const matches = paidCents === order.totalCents && intent.currency.toUpperCase() === order.currency;
     const wallet = order.walletId ? await lockWallet(tx, ANY_TENANT, order.walletId) : undefined;

@@ -10,17 +10,23 @@ import { isAlreadyRefunded } from '../payments/provider-call';
  * provider answers it (bookLatePaymentRefund): refund.created only once it succeeded, here or
  * when its notification says so.
  *
- * Asked for once: a retry never refunds twice. Once a refund is booked, a redelivery leaves it
- * to its notifications, or, if it failed, to the person the order was flagged for (the payer's
- * card took no refund, and asking again would not change that). Before, a second full refund of
- * the same payment is refused by the provider, and the first one is found instead.
+ * Asked for once, whoever calls (each notification of the payment does): a retry never refunds
+ * twice. Once a refund is booked, a redelivery leaves it to its notifications, or, if it failed,
+ * to the person the order was flagged for (the payer's card took no refund, and asking again
+ * would not change that). Nor is it asked for once money went back another way (a dispute, a
+ * refund in Stripe's dashboard): Stripe would refuse it. Before, a second full refund of the
+ * same payment is refused by the provider, and the first one is found instead.
  */
 export async function refundLatePayment(
   deps: { db: Db; stripe: Stripe; logger?: Pick<Logger, 'warn'> },
   orderId: string,
   paymentIntentId: string,
 ) {
-  if (await deps.db.orderRefund.findFirst({ where: { orderId, source: 'late_payment' }, select: { id: true } })) return;
+  const order = await deps.db.order.findUnique({
+    where: { id: orderId },
+    select: { refundedCents: true, refunds: { where: { source: 'late_payment' }, select: { id: true }, take: 1 } },
+  });
+  if (!order || order.refundedCents > 0 || order.refunds.length > 0) return;
   let providerRefund: Stripe.Refund | null = null;
   try {
     // No fixed idempotency key: Stripe keeps a key's first answer even when it is a 500, which

@@ -1,6 +1,7 @@
 import type { Tx } from '@booking/db';
 import { ANY_TENANT, lockOrder, lockWallet } from '../locks';
 import { releaseWalletHold } from '../wallets/wallet-ledger';
+import { handOverToDispute, releasedByFailedRefund } from './dispute-takeover';
 import { returnFunding } from './funding-return';
 import { recordOrderRefund } from './record-order-refund';
 import { endRefundedMemberships, lockSoldMemberships } from './refunded-memberships';
@@ -16,7 +17,9 @@ import { endRefundedMemberships, lockSoldMemberships } from './refunded-membersh
  *   the order sold ends once the refunds reach it (membership.ended, reason refunded; see
  *   refunded-memberships.ts).
  * - failed: nothing left the account, so the held value is released and the refunded amounts the
- *   request had reserved are given back. No event.
+ *   request had reserved are given back. No event. Except what a dispute took over while it was
+ *   pending (dispute-takeover.ts): the chargeback gave that back, so it stays counted, and its
+ *   held value leaves the wallet as the dispute's.
  */
 export async function completeOrderRefund(
   tx: Tx,
@@ -46,18 +49,22 @@ export async function completeOrderRefund(
   const wallet = fundedWalletId ? await lockWallet(tx, ANY_TENANT, fundedWalletId) : undefined;
 
   if (outcome.status === 'failed') {
-    if (wallet && pending.debitedCents > 0) {
-      await releaseWalletHold(tx, wallet, pending.debitedCents, {
+    const released = await releasedByFailedRefund(tx, pending, pending.tender?.amountCents ?? order.paidCents);
+    const takenOver = pending.amountCents - released;
+    const handed = wallet && takenOver > 0 ? await handOverToDispute(tx, wallet, order, pending, takenOver) : 0;
+    if (wallet && pending.debitedCents > handed) {
+      await releaseWalletHold(tx, wallet, pending.debitedCents - handed, {
         orderId: order.id,
         refundId,
         reason: 'refund failed',
       });
     }
-    await tx.order.update({ where: { id: order.id }, data: { refundedCents: { decrement: pending.amountCents } } });
+    if (released === 0) return true;
+    await tx.order.update({ where: { id: order.id }, data: { refundedCents: { decrement: released } } });
     if (pending.tenderId) {
       await tx.orderTender.update({
         where: { id: pending.tenderId },
-        data: { refundedCents: { decrement: pending.amountCents } },
+        data: { refundedCents: { decrement: released } },
       });
     }
     return true;

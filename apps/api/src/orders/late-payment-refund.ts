@@ -1,15 +1,13 @@
-import type { Tx } from '@booking/db';
+import type { Prisma, Tx } from '@booking/db';
 import type { Logger } from '@booking/logging';
 import type Stripe from 'stripe';
 import { ANY_TENANT, lockOrder, type LockedOrder } from '../locks';
 import { providerOutcome } from '../refunds/create-refund';
 import { completeOrderRefund } from './complete-order-refund';
+import { releasedByFailedRefund } from './dispute-takeover';
+import { flagUnlessRepaid } from './late-refund-flag';
 
-/**
- * review_reason of an online order whose late payment could not be given back: the provider's
- * refund failed, so the payer still has not got the money and a person has to settle it.
- */
-export const LATE_REFUND_FAILED = 'late_payment_refund_failed';
+type OrderRefund = Prisma.OrderRefundGetPayload<object>;
 
 /** The provider refund refundLatePayment asked for this order (its metadata says so). */
 export const isLatePaymentRefund = (refund: Stripe.Refund, orderId: string): boolean =>
@@ -23,8 +21,12 @@ export const isLatePaymentRefund = (refund: Stripe.Refund, orderId: string): boo
  * - the first report records it pending (source late_payment) with the amount counted in the
  *   order's refunded_cents, as an operator's refund in flight is;
  * - succeeded: completeOrderRefund settles it (refund.created), at once or on a later report;
- * - failed (or canceled): completeOrderRefund gives the amount back to what the order has not
- *   refunded, the order is flagged for review (LATE_REFUND_FAILED) and a warn line says so.
+ * - failed (or canceled), while pending: completeOrderRefund gives the amount back to what the
+ *   order has not refunded, less what a dispute took over meanwhile (dispute-takeover.ts);
+ * - failed after it succeeded (the card was closed meanwhile): reversed, see reverse.
+ *
+ * A failure leaves the payer owed, so the order is flagged for review (late-refund-flag.ts) and
+ * a warn line says so, unless a dispute repaid them meanwhile.
  */
 export async function bookLatePaymentRefund(
   tx: Tx,
@@ -39,15 +41,42 @@ export async function bookLatePaymentRefund(
     (await reserve(tx, order, providerRefund));
   const { status } = providerOutcome(providerRefund);
   if (status === 'pending') return;
-  const moved = await completeOrderRefund(tx, booked.id, { status, providerRefundId: providerRefund.id });
-  if (!moved || status !== 'failed') return;
-  await tx.order.update({ where: { id: order.id }, data: { reviewReason: LATE_REFUND_FAILED } });
+  const failed =
+    booked.status === 'succeeded' && status === 'failed'
+      ? await reverse(tx, order, booked)
+      : (await completeOrderRefund(tx, booked.id, { status, providerRefundId: providerRefund.id })) &&
+        status === 'failed';
+  if (!failed || !(await flagUnlessRepaid(tx, order))) return;
   // Logged before the commit: a transaction that then fails answers the provider 500 (logged as
   // an error), and its redelivery books the failure again.
   logger?.warn(
-    { order_id: order.id, refund_id: booked.id, provider_refund_id: providerRefund.id },
+    {
+      order_id: order.id,
+      refund_id: booked.id,
+      provider_refund_id: providerRefund.id,
+      amount_cents: booked.amountCents,
+      previous_status: booked.status,
+    },
     'refund of a late payment failed at the provider; order flagged for review',
   );
+}
+
+/**
+ * A refund the provider reported succeeded and now reports failed gave nothing back after all:
+ * it becomes failed and its amount leaves the order's refunded_cents (refund.created was sent
+ * and stays: no event takes it back). Whether it moved.
+ */
+async function reverse(tx: Tx, order: LockedOrder, refund: OrderRefund): Promise<boolean> {
+  const moved = await tx.orderRefund.updateMany({
+    where: { id: refund.id, status: 'succeeded' },
+    data: { status: 'failed' },
+  });
+  if (moved.count === 0) return false;
+  const released = await releasedByFailedRefund(tx, refund, order.paidCents);
+  if (released > 0) {
+    await tx.order.update({ where: { id: order.id }, data: { refundedCents: { decrement: released } } });
+  }
+  return true;
 }
 
 async function reserve(tx: Tx, order: LockedOrder, providerRefund: Stripe.Refund) {

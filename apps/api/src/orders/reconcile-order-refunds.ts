@@ -6,8 +6,10 @@ import { ANY_TENANT, lockOrder, lockWallet } from '../locks';
 import { providerOutcome } from '../refunds/create-refund';
 import { availableCents } from '../wallets/wallet-ledger';
 import { completeOrderRefund } from './complete-order-refund';
+import { givenBackCents } from './dispute-takeover';
 import { returnFunding } from './funding-return';
 import { bookLatePaymentRefund, isLatePaymentRefund } from './late-payment-refund';
+import { clearIfRepaid } from './late-refund-flag';
 import { loadFundingOf } from './load-funding';
 import { recordOrderRefund } from './record-order-refund';
 import { settleVoid } from './settle-void';
@@ -40,9 +42,11 @@ type OrderRefund = Prisma.OrderRefundGetPayload<object>;
  * - a refund made in Stripe's dashboard, or a dispute, cannot be refused: it is recorded as an
  *   order refund, and for an online top-up the funding is taken back from the wallet as far as it
  *   is still there (wallet.funding_returned, and wallet.refund_review_required for what was
- *   already spent). Disputes carry reason `dispute`. A membership the order sold ends by the same
+ *   already spent). Disputes carry reason `dispute`; one takes over what refunds still pending
+ *   on its payment reserved (dispute-takeover.ts). A membership the order sold ends by the same
  *   rule as an operator's refund (refunded-memberships.ts); a dispute of an online membership
- *   order's payment ends it whatever the amount (reason `disputed`).
+ *   order's payment ends it whatever the amount (reason `disputed`). Once such money repays an
+ *   order flagged because its late payment's refund failed, the flag is cleared (late-refund-flag.ts).
  */
 export async function reconcileOrderRefunds(
   db: Db,
@@ -87,6 +91,8 @@ export async function reconcileOrderRefunds(
  * the order never kept funded nothing), or a confirmed till order's wallet load, by the same rule
  * as an operator's refund. A card tender of a till order still open no longer pays for it; one
  * of a voided order leaves that much less for the void's pending refund (shrinkPendingVoid).
+ * Measured against what was given back for sure: what refunds still pending reserved is taken
+ * over, counted and taken from the wallet by them meanwhile (dispute-takeover.ts).
  */
 async function recordMoneyBack(tx: Tx, orderId: string, reason: 'refund' | 'dispute', money: MoneyBack): Promise<void> {
   const order = (await lockOrder(tx, ANY_TENANT, orderId))!;
@@ -101,17 +107,22 @@ async function recordMoneyBack(tx: Tx, orderId: string, reason: 'refund' | 'disp
   const sold = await lockSoldMemberships(tx, order.id);
   const cause = { disputed: reason === 'dispute', actorKeyId: null };
 
-  // Never more than is left to give back: the provider has no more to give.
-  const refundable = tender ? tender.amountCents - tender.refundedCents : order.paidCents - order.refundedCents;
+  // Never more than is left to give back for sure: the provider has no more to give. Refunds of
+  // ours still pending do not shrink it: a dispute takes them over (dispute-takeover.ts).
+  const paid = tender ? tender.amountCents : order.paidCents;
+  const refundable = paid - (await givenBackCents(tx, { orderId: order.id, tenderId: tender?.id ?? null }));
   const amount = Math.min(money.amount, refundable);
-  // A dispute of what a refund in flight already reserved still ends an online membership order's membership.
+  // Already given back in full still ends an online membership order's membership, if disputed.
   if (amount <= 0) return endRefundedMemberships(tx, order, sold, cause);
+  // What those pending refunds reserved is counted already, and the value they take back is held:
+  // only the rest is counted here, and taken back from the wallet.
+  const fresh = Math.min(amount, paid - (tender ? tender.refundedCents : order.refundedCents));
 
   let funded: { walletId: string; lineId: string | null; fundingCents: number } | null = null;
-  if (order.channel === 'online' && order.status === 'paid' && order.walletId) {
-    funded = { walletId: order.walletId, lineId: null, fundingCents: amount };
-  } else if (order.channel === 'pos' && order.status === 'confirmed') {
-    const load = await loadFundingOf(tx, order, amount);
+  if (fresh > 0 && order.channel === 'online' && order.status === 'paid' && order.walletId) {
+    funded = { walletId: order.walletId, lineId: null, fundingCents: fresh };
+  } else if (fresh > 0 && order.channel === 'pos' && order.status === 'confirmed') {
+    const load = await loadFundingOf(tx, order, fresh);
     if (load) funded = { walletId: load.line.walletId, lineId: load.line.id, fundingCents: load.fundingCents };
   }
   const wallet = funded ? await lockWallet(tx, ANY_TENANT, funded.walletId) : undefined;
@@ -133,13 +144,13 @@ async function recordMoneyBack(tx: Tx, orderId: string, reason: 'refund' | 'disp
     },
   });
   // What the order counts as paid and refunded: nothing for a till order not yet settled.
-  const counted = Math.min(amount, order.paidCents - order.refundedCents);
+  const counted = Math.min(fresh, order.paidCents - order.refundedCents);
   if (counted > 0) await tx.order.update({ where: { id: order.id }, data: { refundedCents: { increment: counted } } });
   if (tender) {
     await tx.orderTender.update({
       where: { id: tender.id },
       data: {
-        refundedCents: { increment: amount },
+        refundedCents: { increment: fresh },
         // All of it given back: it no longer pays for the open order. A part given back lowers
         // what it pays (settling counts amount - refunded; voiding refunds the rest).
         ...(order.status === 'open' &&
@@ -177,6 +188,7 @@ async function recordMoneyBack(tx: Tx, orderId: string, reason: 'refund' | 'disp
       reason,
     });
   }
+  await clearIfRepaid(tx, order);
 }
 
 /**
