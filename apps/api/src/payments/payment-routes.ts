@@ -59,7 +59,11 @@ export function stripeWebhookRoutes(deps: AppDeps): Router {
       if (event.type === 'payment_intent.succeeded') {
         // An online order's payment names its order; a booking's, its booking.
         if (event.data.object.metadata?.order_id) {
-          await handleOrderPaymentSucceeded({ db: deps.db, config: deps.config, stripe }, event.id, event.data.object);
+          await handleOrderPaymentSucceeded(
+            { db: deps.db, config: deps.config, stripe, logger: deps.logger },
+            event.id,
+            event.data.object,
+          );
         } else {
           await handlePaymentSucceeded(
             { db: deps.db, holds: deps.holds, stripe, logger: deps.logger },
@@ -77,14 +81,14 @@ export function stripeWebhookRoutes(deps: AppDeps): Router {
         if (orderId) {
           const refunds =
             event.type === 'charge.refunded' ? await refundsOfCharge(stripe, event.data.object) : [event.data.object];
-          await reconcileOrderRefunds(deps.db, event, orderId, { refunds });
+          await reconcileOrderRefunds(deps.db, event, orderId, { refunds }, deps.logger);
         } else {
           await reconcileProviderRefunds({ db: deps.db, holds: deps.holds, stripe, logger: deps.logger }, event);
         }
       } else if (event.type === 'charge.dispute.created') {
         // Disputes matter for the value a payment funded; a booking's are handled at Stripe.
         const orderId = await orderOfPayment(deps.db, idOf(event.data.object.payment_intent));
-        if (orderId) await reconcileOrderRefunds(deps.db, event, orderId, { dispute: event.data.object });
+        if (orderId) await reconcileOrderRefunds(deps.db, event, orderId, { dispute: event.data.object }, deps.logger);
       } else if (event.type === 'customer.subscription.pending_update_expired') {
         // An upgrade made now whose invoice was not paid in time: the plan change fails.
         await handlePendingUpdateExpired(deps.db, event.id, event.data.object);
