@@ -29,7 +29,8 @@ describe('tokens with a genuine signature and malformed claims', () => {
 
   it.each([
     ['a subject that is not a uuid', () => tokenFor('waiver', 'not-a-uuid')],
-    ['a manage-style subject', () => tokenFor('waiver', `${randomUUID()}:${randomUUID()}`)],
+    ['a customer that is not a uuid', () => tokenFor('waiver', `${randomUUID()}:not-a-uuid`)],
+    ['a third part', () => tokenFor('waiver', `${randomUUID()}:${randomUUID()}:${randomUUID()}`)],
     ['a tenant that is not a uuid', () => tokenFor('waiver', randomUUID(), demo.tenant.slug)],
   ])('when a waiver token has %s, then reading and signing the waiver are 401 invalid_token', async (_case, make) => {
     const token = make();
