@@ -97,4 +97,50 @@ describe('held bookings nobody pays for', () => {
 
     expect((await t.deps.db.booking.findUniqueOrThrow({ where: { id: held.booking_id } })).status).toBe('held');
   });
+
+  it('when the late card payment of a held booking is being given back (refund due, or its automatic refund pending), then the sweep leaves it held and says nothing, and still cancels an unpaid one', async () => {
+    const [due, pending, unpaid] = [await book(6), await book(6), await book(6)];
+    const latePayment = (bookingId: string, refundDue: boolean) =>
+      t.deps.db.payment.create({
+        data: {
+          tenantId: demo.tenant.id,
+          bookingId,
+          method: 'card',
+          providerReference: `pi_late_${bookingId}`,
+          amountCents: 4_000,
+          currency: demo.experiences[0]!.currency,
+          status: 'succeeded',
+          refundDue,
+          refundedCents: refundDue ? 0 : 4_000,
+        },
+      });
+    await latePayment(due.booking_id, true);
+    const payment = await latePayment(pending.booking_id, false);
+    await t.deps.db.refund.create({
+      data: {
+        tenantId: demo.tenant.id,
+        bookingId: pending.booking_id,
+        paymentId: payment.id,
+        providerRefundId: `re_pending_${pending.booking_id}`,
+        amountCents: 4_000,
+        status: 'pending',
+        automatic: true,
+      },
+    });
+    for (const booking of [due, pending, unpaid]) await holdExpired(booking.booking_id);
+
+    await expireHeldBookings(t.deps, 0);
+
+    const statusOf = async (bookingId: string) =>
+      (await t.deps.db.booking.findUniqueOrThrow({ where: { id: bookingId } })).status;
+    expect([
+      await statusOf(due.booking_id),
+      await statusOf(pending.booking_id),
+      await statusOf(unpaid.booking_id),
+    ]).toEqual(['held', 'held', 'cancelled']);
+    const cancelled = await t.deps.db.event.findMany({
+      where: { entityId: { in: [due.booking_id, pending.booking_id] }, name: 'booking.cancelled' },
+    });
+    expect(cancelled).toEqual([]);
+  });
 });

@@ -1,7 +1,7 @@
 import type { Tx } from '@booking/db';
 import type { Logger } from '@booking/logging';
 import type { LockedBooking, LockedRefund } from '../locks';
-import { cancelHeldBooking } from './cancel-held-booking';
+import { cancelHeldBooking } from '../bookings/cancel-held-booking';
 import type { HoldRelease } from './refund-bookkeeping';
 
 /** The review_reason of a booking whose automatic refund failed: its card money is still here. */
@@ -11,11 +11,12 @@ export const AUTOMATIC_REFUND_FAILED = 'automatic_refund_failed';
  * The provider reports that an automatic refund (automatic-refund.ts) failed, in its answer or a
  * later notification about a pending one: the customer got nothing back. The caller has recorded
  * the refund as failed and left its amount refundable; here the booking is flagged (review_reason)
- * for an operator, who refunds the payment through the refund routes. A booking still `held`
- * becomes `cancelled`: it cannot be confirmed any more and nothing went back yet. A cancelled
- * booking (its pending refund cancelled it, or it was cancelled before the payment landed) stays
- * cancelled, and one confirmed by other money (cash) keeps its status and seats. The caller holds
- * the booking lock. Logged here, so a rolled-back attempt may log twice.
+ * for an operator, who refunds the payment through the refund routes (the flag clears once that
+ * money is back: refund-bookkeeping). A booking still `held` (its refund was pending, or this is
+ * the first answer) becomes `cancelled`: it cannot be confirmed any more and no money went back,
+ * which is what booking.cancelled says. A cancelled booking (cancelled before the payment landed)
+ * stays cancelled, and one confirmed by other money (cash) keeps its status and seats. The caller
+ * holds the booking lock. Logged here, so a rolled-back attempt may log twice.
  */
 export async function bookFailedAutomaticRefund(
   tx: Tx,

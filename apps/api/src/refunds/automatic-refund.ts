@@ -1,10 +1,9 @@
 import type { Tx } from '@booking/db';
 import type Stripe from 'stripe';
-import { ANY_TENANT, lockBooking, lockPaymentByReference } from '../locks';
+import { ANY_TENANT, lockBooking, lockPaymentByReference, type LockedBooking } from '../locks';
 import { bookFailedAutomaticRefund } from './automatic-refund-failed';
-import { cancelHeldBooking } from './cancel-held-booking';
 import { providerOutcome } from './create-refund';
-import { bookSucceededRefund, type HoldRelease, type SettleDeps } from './refund-bookkeeping';
+import { bookSucceededRefund, PAYMENT_REFUND_PENDING, type HoldRelease, type SettleDeps } from './refund-bookkeeping';
 
 /** What an automatic refund says, to the provider (metadata) and in its refund row. */
 export const AUTOMATIC_REFUND_REASON = 'booking could not be confirmed';
@@ -33,10 +32,11 @@ export type AutomaticRecording =
  * bookSucceededRefund (refund.created; a booking left with no paying money becomes `refunded`
  * once every card payment's money is back); pending, its amount is reserved until a notification
  * settles it (settleRefund), which applies that same rule then; failed, the money stays
- * refundable and the booking is flagged (bookFailedAutomaticRefund). A `held` booking that is not
- * refunded now is cancelled (cancelHeldBooking): the payment cannot confirm it, and `refunded`
- * waits until money went back. A cancelled booking stays cancelled until then, and one confirmed
- * by other money (cash) stays confirmed with its seats.
+ * refundable and the booking is flagged and a held one cancelled (bookFailedAutomaticRefund).
+ * A `held` booking that is not refunded now stays `held` (awaitRefund) until its refund's outcome:
+ * cancelling it would send booking.cancelled, which says no money goes back. A cancelled booking
+ * stays cancelled until then, and one confirmed by other money (cash) stays confirmed with its
+ * seats.
  */
 export async function recordAutomaticRefund(
   tx: Tx,
@@ -85,6 +85,19 @@ export async function recordAutomaticRefund(
     if (release || booking.status !== 'held') return { kind: 'recorded', release };
   }
   // Pending, or succeeded while another late payment's money is still on its way back.
-  const release = booking.status === 'held' ? await cancelHeldBooking(tx, booking, 'payment_refund_pending') : null;
+  const release = booking.status === 'held' ? await awaitRefund(tx, booking) : null;
   return { kind: 'recorded', release };
+}
+
+/**
+ * A held booking whose late card payment's money is on its way back: it can no longer be
+ * confirmed, but it is neither cancelled (no refund) nor refunded (not back yet). It stays `held`,
+ * flagged so operators see why, and the unpaid-booking sweep leaves it alone while its automatic
+ * refund is pending (expire-held-bookings). Its hold goes now (after the commit), so its seats are
+ * free; its gift card part waits for the outcome, which returns it once: refunded
+ * (bookSucceededRefund) or cancelled (bookFailedAutomaticRefund).
+ */
+async function awaitRefund(tx: Tx, booking: LockedBooking): Promise<HoldRelease> {
+  await tx.booking.update({ where: { id: booking.id }, data: { reviewReason: PAYMENT_REFUND_PENDING } });
+  return { slotId: booking.slotId, holdId: booking.holdId, seats: booking.guestCount };
 }

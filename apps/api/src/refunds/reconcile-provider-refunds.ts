@@ -31,13 +31,25 @@ export async function reconcileProviderRefunds(deps: Deps, event: ProviderRefund
       INSERT INTO provider_events (id, type) VALUES (${event.id}, ${event.type}) ON CONFLICT (id) DO NOTHING`;
     if (first === 0) return [];
     const found: HoldRelease[] = [];
-    for (const refund of refunds) {
+    for (const refund of automaticLast(refunds)) {
       const release = await reconcileOne(tx, deps, refund, chargeIntent);
       if (release) found.push(release);
     }
     return found;
   });
   for (const release of releases) await deps.holds.releaseAfterCommit(release.slotId, release.holdId, release.seats);
+}
+
+/**
+ * The refunds of one charge all belong to one booking, and are brought in line in one
+ * transaction. Recording an automatic refund (recordAutomaticRefund) takes the payment lock,
+ * which the house order puts after the refund lock that settling a refund of ours takes: done
+ * first, a later refund in the list would take its refund lock out of order (and be refused
+ * every time the notification is delivered). So automatic refunds come last, in their order.
+ */
+function automaticLast(refunds: Stripe.Refund[]): Stripe.Refund[] {
+  const automatic = (refund: Stripe.Refund) => refund.metadata?.automatic === 'true';
+  return [...refunds.filter((refund) => !automatic(refund)), ...refunds.filter(automatic)];
 }
 
 /** Recent API versions leave `refunds` out of the charge; then they are asked for. */

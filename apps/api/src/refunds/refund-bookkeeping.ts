@@ -6,10 +6,20 @@ import { changeBookedSeats } from '../holds/booked-seats';
 import type { HoldStore } from '../holds/hold-store';
 import { lockRefund, type LockedBooking } from '../locks';
 import { releaseBookingUses } from '../membership-uses/booking-uses';
-import { bookFailedAutomaticRefund, bookReversedAutomaticRefund } from './automatic-refund-failed';
+import {
+  AUTOMATIC_REFUND_FAILED,
+  bookFailedAutomaticRefund,
+  bookReversedAutomaticRefund,
+} from './automatic-refund-failed';
 
 /** review_reason of a reissued booking whose card money also came back through the provider. */
 export const REFUNDED_AFTER_REISSUE = 'refunded_after_reissue';
+
+/**
+ * review_reason of a held booking whose late card payment's automatic refund is pending
+ * (automatic-refund.ts); cleared when the booking becomes refunded, replaced when the refund fails.
+ */
+export const PAYMENT_REFUND_PENDING = 'payment_refund_pending';
 
 /** A hold to drop once the transaction committed: a held booking that became refunded or cancelled. */
 export interface HoldRelease {
@@ -75,7 +85,8 @@ export async function settleRefund(
  * keep-booking-active flow; otherwise, once the card payments are refunded in full, the booking
  * becomes refunded, its seats go back and booking.refunded is recorded. Automatic refunds
  * (automatic-refund.ts) follow the same rule: a booking left with no paying money by them
- * becomes refunded once their money went back, not before.
+ * becomes refunded once their money went back, not before. The review_reason waiting for that
+ * money (payment_refund_pending, automatic_refund_failed) is cleared once it is back.
  */
 export async function bookSucceededRefund(
   tx: Tx,
@@ -124,6 +135,7 @@ export async function bookSucceededRefund(
   });
 
   let release: HoldRelease | null = null;
+  let becameRefunded = false;
   if (refund.keepBookingActive) {
     await recordEvent(tx, {
       tenantId: booking.tenantId,
@@ -151,6 +163,7 @@ export async function bookSucceededRefund(
     cardPayments.every(fullyRefunded) &&
     !(await paidOtherwise(tx, booking))
   ) {
+    becameRefunded = true;
     // Seats go back: a confirmed booking's are in seats_booked (the UPDATE takes the slot row
     // lock); a held booking's are its hold's, dropped after the commit. A cancelled booking gave
     // them back already.
@@ -171,6 +184,17 @@ export async function bookSucceededRefund(
       fields: { ...bookingEventSubject(booking), amount_cents: refundTotalCents },
     });
   }
+
+  // The flags that wait for money to go back are resolved once it did: a held booking's pending
+  // automatic refund, when the booking becomes refunded; an automatic refund that failed, when its
+  // payment's money is back (an operator's refund, or one made in the dashboard). A reissued
+  // booking was flagged just above.
+  const flagResolved = becameRefunded
+    ? booking.reviewReason === PAYMENT_REFUND_PENDING || booking.reviewReason === AUTOMATIC_REFUND_FAILED
+    : booking.reviewReason === AUTOMATIC_REFUND_FAILED &&
+      booking.reissuedGiftCardId === null &&
+      (await failedAutomaticRefundsRepaid(tx, booking.id, cardPayments.filter(fullyRefunded)));
+  if (flagResolved) await tx.booking.update({ where: { id: booking.id }, data: { reviewReason: null } });
 
   const paymentDone = fullyRefunded({ ...payment, status: payment.status });
   if (refund.raiseRefundedCentsBy > 0 || (paymentDone && payment.status !== 'refunded')) {
@@ -198,4 +222,13 @@ async function paidOtherwise(tx: Tx, booking: LockedBooking): Promise<boolean> {
     where: { bookingId: booking.id, status: 'succeeded', method: { not: 'card' } },
   });
   return count > 0;
+}
+
+/** Whether every card payment whose automatic refund failed has been given back in full since. */
+async function failedAutomaticRefundsRepaid(tx: Tx, bookingId: string, repaid: { id: string }[]): Promise<boolean> {
+  const failed = await tx.refund.findMany({
+    where: { bookingId, automatic: true, status: 'failed' },
+    select: { paymentId: true },
+  });
+  return failed.every((refund) => repaid.some((payment) => payment.id === refund.paymentId));
 }

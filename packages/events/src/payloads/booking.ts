@@ -30,20 +30,13 @@ export const BookingEvents = {
     ...BookingSubject,
     cancelled_by_user_id: Nullable(
       Id(),
-      'null when the service cancelled it: the unpaid-booking expiry, or a late card payment given back',
+      'null when the service cancelled it: the unpaid-booking expiry, or a late card payment that could not be given back',
     ),
     reason: Type.Optional(
-      Type.Union(
-        [
-          Type.Literal('unpaid_hold_expired'),
-          Type.Literal('payment_refund_pending'),
-          Type.Literal('automatic_refund_failed'),
-        ],
-        {
-          description:
-            'only when the service cancelled it; payment_refund_pending: its late card payment is being given back; automatic_refund_failed: giving it back failed, an operator refunds it',
-        },
-      ),
+      Type.Union([Type.Literal('unpaid_hold_expired'), Type.Literal('automatic_refund_failed')], {
+        description:
+          'only when the service cancelled it; automatic_refund_failed: its late card payment could not be given back, an operator refunds it',
+      }),
     ),
   }),
   'booking.reissued': Type.Object({

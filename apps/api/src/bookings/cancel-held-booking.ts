@@ -3,26 +3,23 @@ import { bookingEventSubject, recordEvent, type EventFields } from '@booking/eve
 import { returnGiftCardPart } from '../gift-cards/return-gift-card-part';
 import type { LockedBooking } from '../locks';
 import { releaseBookingUses } from '../membership-uses/booking-uses';
-import type { HoldRelease } from './refund-bookkeeping';
+import type { HoldRelease } from '../refunds/refund-bookkeeping';
 
-/** Why the service cancels a held booking whose late card payment it gives back. */
-export type RefundCancelReason = Extract<
-  EventFields<'booking.cancelled'>['reason'],
-  'payment_refund_pending' | 'automatic_refund_failed'
->;
+/** Why the service cancels a held booking: nobody paid, or its late card payment could not go back. */
+export type HeldCancelReason = NonNullable<EventFields<'booking.cancelled'>['reason']>;
 
 /**
- * A held booking whose late card payment could not buy its seats, and whose money is not back
- * yet (its refund is pending, or failed): it can no longer be confirmed, so it is cancelled now
- * rather than left `held` with no seats. `refunded` waits until money did go back (the contract's
- * "cancelled → refunded"). As any cancelled booking never confirmed, its gift card part goes back
- * on its card; booking.cancelled has no actor and says why. The caller holds the booking lock;
- * returns the hold to drop after the commit (expired already when its seats were sold).
+ * The service cancels a `held` booking that will never be confirmed and whose customer got no
+ * money back: its hold ran out unpaid (expire-held-bookings), or the automatic refund of its late
+ * card payment failed (automatic-refund-failed). Never confirmed, so its gift card part goes back
+ * on its card and its membership uses are released; booking.cancelled has no actor and says why
+ * (the contract's "implies no refund"). The caller holds the booking lock; returns the hold to drop
+ * after the commit (its seats went back when it expired; this tidies its record away).
  */
 export async function cancelHeldBooking(
   tx: Tx,
   booking: LockedBooking,
-  reason: RefundCancelReason,
+  reason: HeldCancelReason,
 ): Promise<HoldRelease> {
   await returnGiftCardPart(tx, booking.id);
   await tx.booking.update({ where: { id: booking.id }, data: { status: 'cancelled' } });
