@@ -10,6 +10,7 @@ import {
   openTillOrder,
   paidWalletTopUp,
   seedTenant,
+  signedChargeRefundedEvent,
   signedDisputeCreatedEvent,
   signedRefundEvent,
   startStripeTestApp,
@@ -165,5 +166,72 @@ describe('a dispute while an operator refund is pending', () => {
       expect.objectContaining({ amount_cents: 400, reason: 'dispute' }),
     ]);
     await ledgerAgrees(target.walletId);
+  });
+
+  it("when a refund naming a till order's wallet load is pending and the whole payment is disputed, then the dispute takes nothing more from the load, and the refund's failure hands the load over once", async () => {
+    const target = await openFundedWallet(t, demo, 0);
+    const { order_id: orderId } = await openTillOrder(t, demo, shiftId, [
+      { type: 'wallet_load', wallet_id: target.walletId, amount_cents: 1000 },
+      { type: 'product', sku: 'SKU-1', description: 'souvenir', quantity: 1, unit_price_cents: 500 },
+    ]);
+    const intent = await tillCardPayment(t, fake, demo, orderId, 1500);
+    const tendered = await request(t.app)
+      .post(`/api/pos/orders/${orderId}/tenders`)
+      .set(staff())
+      .send({ type: 'card', amount_cents: 1500, payment_reference: intent.id });
+    expect(tendered.status).toBe(201);
+    expect((await request(t.app).post(`/api/pos/orders/${orderId}/settle`).set(staff()).send({})).status).toBe(200);
+    const line = () => t.deps.db.orderLine.findFirstOrThrow({ where: { orderId, type: 'wallet_load' } });
+    const { made } = await pendingOperatorRefund(orderId, { amount_cents: 1000, line_id: (await line()).id });
+    expect(await wallet(target.walletId)).toMatchObject({ balanceCents: 1000, heldCents: 1000 });
+
+    // 1500 disputed: the 1000 the refund holds, and the souvenir's 500, which funded no wallet.
+    expect((await deliverStripeEvent(t, signedDisputeCreatedEvent(intent, 1500, { secret }))).status).toBe(200);
+    expect(await wallet(target.walletId)).toMatchObject({ balanceCents: 1000, heldCents: 1000 });
+    expect(await walletEvents(target.walletId, 'wallet.refund_review_required')).toHaveLength(0);
+    await failedForDispute(made);
+
+    expect(await line()).toMatchObject({ totalCents: 1000, returnedCents: 1000 });
+    const settled = await order(orderId);
+    expect(settled.refundedCents).toBe(1500);
+    expect(settled.refunds[1]).toMatchObject({ source: 'dispute', amountCents: 1500, debitedCents: 1000 });
+    expect(await wallet(target.walletId)).toMatchObject({ balanceCents: 0, heldCents: 0 });
+    expect((await walletEvents(target.walletId, 'wallet.funding_returned')).map((event) => event.data)).toEqual([
+      expect.objectContaining({ amount_cents: 1000, debited_cents: 1000, reason: 'dispute' }),
+    ]);
+    expect(await walletEvents(target.walletId, 'wallet.refund_review_required')).toHaveLength(0);
+    await ledgerAgrees(target.walletId);
+  });
+
+  it('when an online top-up is refunded in full in the dashboard while an operator refund of it is pending, then that refund failing hands its held value to the dashboard refund instead of back to the customer', async () => {
+    const topUp = await paidWalletTopUp(t, fake, demo, 1000, {
+      email: `dashboard-${randomUUID()}@example.com`,
+      first_name: 'Dash',
+    });
+    const { refundId, made } = await pendingOperatorRefund(topUp.orderId, { amount_cents: 400 });
+    const dashboard = {
+      ...made,
+      id: `re_${randomUUID().replaceAll('-', '')}`,
+      amount: 1000,
+      status: 'succeeded' as const,
+      metadata: {},
+    };
+    const refunded = signedChargeRefundedEvent(fake.intents.get(topUp.intent.id)!, [dashboard], { secret });
+    expect((await deliverStripeEvent(t, refunded)).status).toBe(200);
+    expect(await wallet(topUp.walletId)).toMatchObject({ balanceCents: 400, heldCents: 400 });
+    await failedForDispute(made);
+
+    const settled = await order(topUp.orderId);
+    expect(settled.refundedCents).toBe(1000);
+    expect(settled.refunds).toEqual([
+      expect.objectContaining({ id: refundId, status: 'failed' }),
+      expect.objectContaining({ source: 'provider', status: 'succeeded', amountCents: 1000, debitedCents: 1000 }),
+    ]);
+    expect(await wallet(topUp.walletId)).toMatchObject({ balanceCents: 0, heldCents: 0 });
+    expect((await walletEvents(topUp.walletId, 'wallet.funding_returned')).map((event) => event.data)).toEqual([
+      expect.objectContaining({ refund_id: settled.refunds[1]!.id, amount_cents: 600, reason: 'refund' }),
+      expect.objectContaining({ refund_id: settled.refunds[1]!.id, amount_cents: 400, reason: 'refund' }),
+    ]);
+    await ledgerAgrees(topUp.walletId);
   });
 });

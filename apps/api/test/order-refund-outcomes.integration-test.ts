@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type Stripe from 'stripe';
 import type { DemoTenant } from '@booking/db';
+import type { Logger } from '@booking/logging';
 import {
   deliverStripeEvent,
   type FakeRefund,
@@ -72,14 +73,14 @@ async function dashboardRefund(intent: { id: string }, cents: number) {
   return made;
 }
 
-/** An online top-up cancelled unpaid, then paid anyway: its payment comes late, answered with `answer`. */
-async function latePayment(cents: number, answer: FakeRefund['status']) {
+/** An online top-up cancelled unpaid, then paid anyway: its payment comes late, its refund answered with `answer` (null: none is made). */
+async function latePayment(cents: number, answer: FakeRefund['status'] | null) {
   const placed = await walletTopUp(t, demo, cents, { email: `late-${randomUUID()}@example.com`, first_name: 'L' });
   await t.deps.db.order.update({ where: { id: placed.order_id }, data: { payBy: new Date(Date.now() - 1000) } });
   await cancelUnpaidOrders({ db: t.deps.db, stripe: t.deps.stripe });
   const intent = fake.succeed(placed.payment_intent_id);
   const paid = signedPaymentSucceededEvent(intent, { secret });
-  fake.answerNextRefunds(answer);
+  if (answer) fake.answerNextRefunds(answer);
   return { orderId: placed.order_id, walletId: placed.wallet_id, intent, paid };
 }
 
@@ -213,7 +214,7 @@ describe('the refund of a late payment, as Stripe answers it', () => {
 });
 
 describe('a late payment whose refund fails, and the money that repays its payer', () => {
-  it('when the payment is disputed while its refund is pending and Stripe then fails the refund for it, then the dispute is recorded, the payment counts as given back once, and the order is not flagged', async () => {
+  it('when the payment is disputed while its refund is pending and Stripe then fails the refund for it, then the dispute is recorded, the payment counts as given back once, and the order is flagged all the same (the merchant may still win the dispute)', async () => {
     const { orderId, walletId, intent, paid } = await latePayment(1500, 'pending');
     expect((await deliverStripeEvent(t, paid)).status).toBe(200);
     const [made] = refundsOf(intent.id);
@@ -243,9 +244,9 @@ describe('a late payment whose refund fails, and the money that repays its payer
     ]);
     expect(again.map((r) => r.status)).toEqual([200, 200, 200]);
 
-    expect(warn).not.toHaveBeenCalled();
+    expect(warn).toHaveBeenCalledTimes(1);
     const settled = await order(orderId);
-    expect(settled).toMatchObject({ refundedCents: 1500, reviewReason: 'paid_after_cancelled' });
+    expect(settled).toMatchObject({ refundedCents: 1500, reviewReason: 'late_payment_refund_failed' });
     expect(settled.refunds.map((r) => [r.source, r.status, r.amountCents])).toEqual([
       ['late_payment', 'failed', 1500],
       ['dispute', 'succeeded', 1500],
@@ -256,7 +257,7 @@ describe('a late payment whose refund fails, and the money that repays its payer
     expect(refundsOf(intent.id)).toHaveLength(1);
   });
 
-  it('when the failure of the pending refund is notified before the dispute, then the order ends the same: flagged meanwhile, then the dispute recorded, counted once, and the flag gone', async () => {
+  it('when the failure of the pending refund is notified before the dispute, then the order ends the same: flagged, and the dispute recorded and counted once without clearing the flag', async () => {
     const { orderId, intent, paid } = await latePayment(1300, 'pending');
     expect((await deliverStripeEvent(t, paid)).status).toBe(200);
     const [made] = refundsOf(intent.id);
@@ -269,7 +270,7 @@ describe('a late payment whose refund fails, and the money that repays its payer
     expect((await deliverStripeEvent(t, signedDisputeCreatedEvent(intent, 1300, { secret }))).status).toBe(200);
 
     const settled = await order(orderId);
-    expect(settled).toMatchObject({ refundedCents: 1300, reviewReason: 'paid_after_cancelled' });
+    expect(settled).toMatchObject({ refundedCents: 1300, reviewReason: 'late_payment_refund_failed' });
     expect(settled.refunds.map((r) => [r.source, r.status, r.amountCents])).toEqual([
       ['late_payment', 'failed', 1300],
       ['dispute', 'succeeded', 1300],
@@ -309,6 +310,60 @@ describe('a late payment whose refund fails, and the money that repays its payer
     ]);
     // refund.created went out with the success and is not taken back.
     expect(await refundEvents(orderId)).toHaveLength(1);
+  });
+
+  it('when the refund succeeded, the payment is then disputed, and Stripe later reports the refund failed, then the dispute stays recorded as the money given back and the order is flagged', async () => {
+    const { orderId, intent, paid } = await latePayment(1000, 'succeeded');
+    expect((await deliverStripeEvent(t, paid)).status).toBe(200);
+    const disputeId = `dp_${randomUUID().replaceAll('-', '')}`;
+    expect((await deliverStripeEvent(t, signedDisputeCreatedEvent(intent, 1000, { secret, disputeId }))).status).toBe(
+      200,
+    );
+    const [made] = refundsOf(intent.id);
+
+    const warn = await reconcileWithLogger(orderId, 'refund.updated', [as(made!, 'failed')]);
+
+    expect(warn).toHaveBeenCalledTimes(1);
+    const reversed = await order(orderId);
+    expect(reversed).toMatchObject({ refundedCents: 1000, reviewReason: 'late_payment_refund_failed' });
+    expect(reversed.refunds.map((r) => [r.source, r.status, r.amountCents, r.providerRefundId])).toEqual([
+      ['late_payment', 'failed', 1000, made!.id],
+      ['dispute', 'succeeded', 1000, disputeId],
+    ]);
+  });
+
+  it('when the payment is disputed before its refund could be asked for, then none is asked for and the order is flagged; a refund of it Stripe reports after all counts nothing twice', async () => {
+    const { orderId, intent, paid } = await latePayment(800, null);
+    fake.failNextRefunds(5);
+    expect((await deliverStripeEvent(t, paid)).status).toBe(500);
+    fake.failNextRefunds(0);
+    expect((await deliverStripeEvent(t, signedDisputeCreatedEvent(intent, 800, { secret }))).status).toBe(200);
+    expect(await order(orderId)).toMatchObject({ refundedCents: 800, reviewReason: 'paid_after_cancelled' });
+
+    const calls = refundCalls(intent.id);
+    expect((await deliverStripeEvent(t, paid)).status).toBe(200);
+    expect(refundCalls(intent.id)).toBe(calls);
+    expect(await order(orderId)).toMatchObject({ refundedCents: 800, reviewReason: 'late_payment_refund_failed' });
+
+    // One of the failed calls had reached Stripe after all, and its notification comes now.
+    const late = {
+      id: `re_${randomUUID().replaceAll('-', '')}`,
+      object: 'refund',
+      amount: 800,
+      currency: intent.currency,
+      payment_intent: intent.id,
+      status: 'pending',
+      metadata: { order_id: orderId, automatic: 'true' },
+    };
+    await reconcileWithLogger(orderId, 'refund.created', [late]);
+    expect(await order(orderId)).toMatchObject({ refundedCents: 800 });
+    await reconcileWithLogger(orderId, 'refund.failed', [{ ...late, status: 'failed' }]);
+    const settled = await order(orderId);
+    expect(settled).toMatchObject({ refundedCents: 800, reviewReason: 'late_payment_refund_failed' });
+    expect(settled.refunds.map((r) => [r.source, r.status, r.amountCents])).toEqual([
+      ['dispute', 'succeeded', 800],
+      ['late_payment', 'failed', 800],
+    ]);
   });
 
   it("when a flagged order's payment is given back in Stripe's dashboard, then it stays flagged while part is owed and the flag gives way to why the payment was not kept once all is back", async () => {
@@ -368,6 +423,36 @@ describe('a late payment whose refund fails, and the money that repays its payer
     expect((await refundEvents(orderId)).map((event) => event.data)).toEqual([
       expect.objectContaining({ refund_id: settled.refunds[0]!.id, amount_cents: 900 }),
     ]);
+  });
+
+  it("when one stale refund cannot be booked, then the unpaid-orders job still cancels its orders and books the others' answers, logs it, and puts it back a day", async () => {
+    const broken = await latePayment(700, 'pending');
+    expect((await deliverStripeEvent(t, broken.paid)).status).toBe(200);
+    const fine = await latePayment(600, 'pending');
+    expect((await deliverStripeEvent(t, fine.paid)).status).toBe(200);
+    const unpaid = await walletTopUp(t, demo, 500, { email: `unpaid-${randomUUID()}@example.com`, first_name: 'U' });
+    await t.deps.db.order.update({ where: { id: unpaid.order_id }, data: { payBy: new Date(Date.now() - 1000) } });
+    const dayAgo = new Date(Date.now() - 25 * 60 * 60 * 1000);
+    await t.deps.db.orderRefund.updateMany({
+      where: { orderId: { in: [broken.orderId, fine.orderId] } },
+      data: { updatedAt: dayAgo },
+    });
+    // Its failure cannot be booked: the order no longer counts what the refund would release.
+    await t.deps.db.order.update({ where: { id: broken.orderId }, data: { refundedCents: 0 } });
+    refundsOf(broken.intent.id)[0]!.status = 'failed';
+    refundsOf(fine.intent.id)[0]!.status = 'succeeded';
+    const warn = jest.fn();
+
+    const now = new Date();
+    await cancelUnpaidOrders({ db: t.deps.db, stripe: t.deps.stripe, logger: { warn } as unknown as Logger }, now);
+
+    expect(await order(unpaid.order_id)).toMatchObject({ status: 'cancelled' });
+    expect((await order(fine.orderId)).refunds[0]).toMatchObject({ status: 'succeeded' });
+    expect((await order(broken.orderId)).refunds[0]).toMatchObject({ status: 'pending', updatedAt: now });
+    expect(warn).toHaveBeenCalledWith(
+      expect.objectContaining({ order_id: broken.orderId, refund_id: (await order(broken.orderId)).refunds[0]!.id }),
+      'late payment refund: not booked',
+    );
   });
 });
 

@@ -26,14 +26,13 @@ const BATCH = 50;
  * subscription already paid is left to its invoice.paid. The pending membership is cancelled
  * with its order.
  *
- * Each run first asks Stripe about refunds of late payments left pending for a day
+ * Each run then asks Stripe about refunds of late payments left pending for a day
  * (settleStaleLateRefunds); they are not counted in what it returns.
  */
 export async function cancelUnpaidOrders(
   deps: { db: Db; stripe: Stripe | null; logger?: Logger },
   now = new Date(),
 ): Promise<number> {
-  if (deps.stripe) await settleStaleLateRefunds({ ...deps, stripe: deps.stripe }, now);
   const due = await deps.db.order.findMany({
     where: { channel: 'online', status: 'pending_payment', payBy: { lte: now } },
     select: { id: true, paymentIntentId: true, stripeSubscriptionId: true, membershipId: true },
@@ -79,6 +78,8 @@ export async function cancelUnpaidOrders(
     });
     if (done) cancelled += 1;
   }
+  // After the cancellations, which it must never hold back; it logs its own failures per refund.
+  if (deps.stripe) await settleStaleLateRefunds({ ...deps, stripe: deps.stripe }, now);
   return cancelled;
 }
 

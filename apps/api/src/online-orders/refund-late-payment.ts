@@ -1,7 +1,9 @@
 import type { Db } from '@booking/db';
 import type { Logger } from '@booking/logging';
 import type Stripe from 'stripe';
+import { ANY_TENANT, lockOrder } from '../locks';
 import { bookLatePaymentRefund, isLatePaymentRefund } from '../orders/late-payment-refund';
+import { flagUnlessRepaid } from '../orders/late-refund-flag';
 import { isAlreadyRefunded } from '../payments/provider-call';
 
 /**
@@ -14,7 +16,8 @@ import { isAlreadyRefunded } from '../payments/provider-call';
  * twice. Once a refund is booked, a redelivery leaves it to its notifications, or, if it failed,
  * to the person the order was flagged for (the payer's card took no refund, and asking again
  * would not change that). Nor is it asked for once money went back another way (a dispute, a
- * refund in Stripe's dashboard): Stripe would refuse it. Before, a second full refund of the
+ * refund in Stripe's dashboard): Stripe would refuse it, and the order is flagged
+ * (late_payment_refund_failed) unless refunds gave back all of it. Before, a second full refund of the
  * same payment is refused by the provider, and the first one is found instead.
  */
 export async function refundLatePayment(
@@ -26,7 +29,16 @@ export async function refundLatePayment(
     where: { id: orderId },
     select: { refundedCents: true, refunds: { where: { source: 'late_payment' }, select: { id: true }, take: 1 } },
   });
-  if (!order || order.refundedCents > 0 || order.refunds.length > 0) return;
+  if (!order || order.refunds.length > 0) return;
+  if (order.refundedCents > 0) {
+    // Stripe would refuse it. Only refunds count as repaying the payer: a dispute may still be
+    // won by the merchant (late-refund-flag.ts), so the rest is left to a person.
+    await deps.db.$transaction(async (tx) => {
+      const locked = await lockOrder(tx, ANY_TENANT, orderId);
+      if (locked) await flagUnlessRepaid(tx, locked);
+    });
+    return;
+  }
   let providerRefund: Stripe.Refund | null = null;
   try {
     // No fixed idempotency key: Stripe keeps a key's first answer even when it is a 500, which

@@ -51,11 +51,14 @@ export async function releasedByFailedRefund(
 }
 
 /**
- * The value a failed refund held in the wallet, for the part of it a dispute took over
- * (`takenOverCents`), leaves the wallet as that dispute's: wallet.funding_returned (reason
- * dispute, the dispute's refund id), and wallet.refund_review_required for the part the refund
- * had allowed as a shortfall. The dispute's row counts it. Returns what was taken from the hold;
- * the caller releases the rest. The caller holds the order and wallet locks.
+ * The value a failed refund held in the wallet, for the part of it taken over (`takenOverCents`)
+ * by money the provider gave back on its own meanwhile (a dispute, or a refund in its dashboard:
+ * recordMoneyBack measures both against the money given back for sure), leaves the wallet as that
+ * money's: wallet.funding_returned (reason dispute or refund, its row's id), and
+ * wallet.refund_review_required for the part the refund had allowed as a shortfall. The newest
+ * such row on the payment counts it. Never more than the refund's wallet_load line has left to
+ * return. Returns what was taken from the hold; the caller releases the rest. The caller holds
+ * the order and wallet locks.
  */
 export async function handOverToDispute(
   tx: Tx,
@@ -64,35 +67,40 @@ export async function handOverToDispute(
   refund: OrderPayment & { lineId: string | null; debitedCents: number; shortfallCents: number },
   takenOverCents: number,
 ): Promise<number> {
-  const funding = Math.min(refund.debitedCents + refund.shortfallCents, takenOverCents);
-  const dispute =
+  const line = refund.lineId ? await tx.orderLine.findUnique({ where: { id: refund.lineId } }) : null;
+  const lineLeft = line ? line.totalCents - line.returnedCents : Infinity;
+  const funding = Math.min(refund.debitedCents + refund.shortfallCents, takenOverCents, lineLeft);
+  const takenBy =
     funding > 0
       ? await tx.orderRefund.findFirst({
-          where: { orderId: refund.orderId, tenderId: refund.tenderId, source: 'dispute', status: 'succeeded' },
+          where: {
+            orderId: refund.orderId,
+            tenderId: refund.tenderId,
+            source: { in: ['dispute', 'provider'] },
+            status: 'succeeded',
+          },
           orderBy: { createdAt: 'desc' },
         })
       : null;
-  if (!dispute) return 0;
+  if (!takenBy) return 0;
   const debited = Math.min(refund.debitedCents, funding);
   await tx.orderRefund.update({
-    where: { id: dispute.id },
+    where: { id: takenBy.id },
     data: {
       debitedCents: { increment: debited },
       shortfallCents: { increment: funding - debited },
-      lineId: dispute.lineId ?? refund.lineId,
+      lineId: takenBy.lineId ?? refund.lineId,
     },
   });
-  if (refund.lineId) {
-    await tx.orderLine.update({ where: { id: refund.lineId }, data: { returnedCents: { increment: funding } } });
-  }
+  if (line) await tx.orderLine.update({ where: { id: line.id }, data: { returnedCents: { increment: funding } } });
   await returnFunding(tx, wallet, {
     orderId: order.id,
-    refundId: dispute.id,
+    refundId: takenBy.id,
     amountCents: funding,
     debitedCents: debited,
     fromHold: true,
     channel: order.channel,
-    reason: 'dispute',
+    reason: takenBy.source === 'dispute' ? 'dispute' : 'refund',
   });
   return debited;
 }

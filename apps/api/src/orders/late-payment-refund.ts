@@ -19,7 +19,8 @@ export const isLatePaymentRefund = (refund: Stripe.Refund, orderId: string): boo
  * first. Each report moves the row at most once (the order lock, one row per provider refund):
  *
  * - the first report records it pending (source late_payment) with the amount counted in the
- *   order's refunded_cents, as an operator's refund in flight is;
+ *   order's refunded_cents, as an operator's refund in flight is (as far as nothing else counts
+ *   it already);
  * - succeeded: completeOrderRefund settles it (refund.created), at once or on a later report;
  * - failed (or canceled), while pending: completeOrderRefund gives the amount back to what the
  *   order has not refunded, less what a dispute took over meanwhile (dispute-takeover.ts);
@@ -92,6 +93,11 @@ async function reserve(tx: Tx, order: LockedOrder, providerRefund: Stripe.Refund
       providerRefundId: providerRefund.id,
     },
   });
-  await tx.order.update({ where: { id: order.id }, data: { refundedCents: { increment: providerRefund.amount } } });
+  // Money given back another way first (a dispute, a dashboard refund) is counted already: only
+  // the rest is reserved, and releasedByFailedRefund releases no more than that.
+  const reserved = Math.min(providerRefund.amount, order.paidCents - order.refundedCents);
+  if (reserved > 0) {
+    await tx.order.update({ where: { id: order.id }, data: { refundedCents: { increment: reserved } } });
+  }
   return refund;
 }

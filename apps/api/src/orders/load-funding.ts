@@ -19,9 +19,17 @@ export async function loadFundingOf(
     throw new AppError('invalid_body', [{ field: '/line_id', message: 'names no wallet_load line of this order' }]);
   }
   if (!line) return null;
-  const returnable = line.totalCents - line.returnedCents;
+  // Refunds still pending on the line already hold what they take back (and count their amount
+  // in the order's refunded_cents): that value is spoken for as if returned, so no refund or
+  // dispute meanwhile takes it a second time.
+  const reserved = await tx.orderRefund.aggregate({
+    where: { lineId: line.id, status: 'pending' },
+    _sum: { debitedCents: true, shortfallCents: true },
+  });
+  const returned = line.returnedCents + (reserved._sum.debitedCents ?? 0) + (reserved._sum.shortfallCents ?? 0);
+  const returnable = line.totalCents - returned;
   const otherLines = order.totalCents - line.totalCents;
-  const reachesLoad = order.refundedCents + amountCents - otherLines - line.returnedCents;
+  const reachesLoad = order.refundedCents + amountCents - otherLines - returned;
   const fundingCents = Math.max(
     0,
     Math.min(returnable, namedLineId !== undefined ? amountCents : Math.min(amountCents, reachesLoad)),

@@ -112,8 +112,17 @@ async function recordMoneyBack(tx: Tx, orderId: string, reason: 'refund' | 'disp
   const paid = tender ? tender.amountCents : order.paidCents;
   const refundable = paid - (await givenBackCents(tx, { orderId: order.id, tenderId: tender?.id ?? null }));
   const amount = Math.min(money.amount, refundable);
-  // Already given back in full still ends an online membership order's membership, if disputed.
-  if (amount <= 0) return endRefundedMemberships(tx, order, sold, cause);
+  if (amount <= 0) {
+    // Already given back in full. A chargeback still repaid the payer (Stripe takes disputes of
+    // refunded charges) if a late payment's refund, the one refund of ours Stripe may reverse
+    // after its success, gave it back: its row is kept, counting nothing, so that reversal sees
+    // the dispute gave the money back (releasedByFailedRefund). It still ends an online
+    // membership order's membership.
+    if (reason === 'dispute' && (await reversible(tx, order.id))) {
+      await tx.orderRefund.create({ data: moneyBackRow(order, tender?.id ?? null, reason, money, money.amount) });
+    }
+    return endRefundedMemberships(tx, order, sold, cause);
+  }
   // What those pending refunds reserved is counted already, and the value they take back is held:
   // only the rest is counted here, and taken back from the wallet.
   const fresh = Math.min(amount, paid - (tender ? tender.refundedCents : order.refundedCents));
@@ -130,17 +139,12 @@ async function recordMoneyBack(tx: Tx, orderId: string, reason: 'refund' | 'disp
 
   const refund = await tx.orderRefund.create({
     data: {
-      tenantId: order.tenantId,
-      orderId: order.id,
-      tenderId: tender?.id ?? null,
+      // A chargeback's row carries all it gave the payer, even past what was left to give back
+      // for sure; only `amount` is counted. Stripe refunds no more than the charge.
+      ...moneyBackRow(order, tender?.id ?? null, reason, money, reason === 'dispute' ? money.amount : amount),
       lineId: funded?.lineId ?? null,
-      source: reason === 'dispute' ? 'dispute' : 'provider',
-      status: 'succeeded',
-      amountCents: amount,
       debitedCents: debited,
       shortfallCents: funded ? funded.fundingCents - debited : 0,
-      reason: reason === 'dispute' ? 'disputed by the payer' : 'refunded at the provider',
-      providerRefundId: money.id,
     },
   });
   // What the order counts as paid and refunded: nothing for a till order not yet settled.
@@ -227,6 +231,28 @@ async function shrinkPendingVoid(tx: Tx, tenderId: string, givenBack: number): P
     data: left > 0 ? { amountCents: left } : { status: 'failed' },
   });
 }
+
+/** Whether a late payment's refund succeeded on the order (bookLatePaymentRefund may reverse it). */
+const reversible = async (tx: Tx, orderId: string): Promise<boolean> =>
+  (await tx.orderRefund.count({ where: { orderId, source: 'late_payment', status: 'succeeded' } })) > 0;
+
+/** The row of money the provider gave back on its own, for `amountCents`. */
+const moneyBackRow = (
+  order: { tenantId: string; id: string },
+  tenderId: string | null,
+  reason: 'refund' | 'dispute',
+  money: MoneyBack,
+  amountCents: number,
+) => ({
+  tenantId: order.tenantId,
+  orderId: order.id,
+  tenderId,
+  source: reason === 'dispute' ? ('dispute' as const) : ('provider' as const),
+  status: 'succeeded' as const,
+  amountCents,
+  reason: reason === 'dispute' ? 'disputed by the payer' : 'refunded at the provider',
+  providerRefundId: money.id,
+});
 
 const moneyOf = (refund: Stripe.Refund): MoneyBack => ({
   id: refund.id,
