@@ -98,9 +98,9 @@ describe('held bookings nobody pays for', () => {
     expect((await t.deps.db.booking.findUniqueOrThrow({ where: { id: held.booking_id } })).status).toBe('held');
   });
 
-  it('when the late card payment of a held booking is being given back (refund due, or its automatic refund pending), then the sweep leaves it held and says nothing, and still cancels an unpaid one', async () => {
-    const [due, pending, unpaid] = [await book(6), await book(6), await book(6)];
-    const latePayment = (bookingId: string, refundDue: boolean) =>
+  it('when the late card payment of a held booking is being given back (refund due, or its automatic refund pending), then the sweep leaves it held and says nothing, and still cancels an unpaid one and one whose refund was due for over three days', async () => {
+    const [due, pending, unpaid, stuck] = [await book(6), await book(6), await book(6), await book(6)];
+    const latePayment = (bookingId: string, refundDue: boolean, createdAt = new Date()) =>
       t.deps.db.payment.create({
         data: {
           tenantId: demo.tenant.id,
@@ -112,9 +112,12 @@ describe('held bookings nobody pays for', () => {
           status: 'succeeded',
           refundDue,
           refundedCents: refundDue ? 0 : 4_000,
+          createdAt,
         },
       });
     await latePayment(due.booking_id, true);
+    // Stripe refused its refund at every try of the payment's redeliveries.
+    await latePayment(stuck.booking_id, true, new Date(Date.now() - 4 * 86_400_000));
     const payment = await latePayment(pending.booking_id, false);
     await t.deps.db.refund.create({
       data: {
@@ -127,7 +130,7 @@ describe('held bookings nobody pays for', () => {
         automatic: true,
       },
     });
-    for (const booking of [due, pending, unpaid]) await holdExpired(booking.booking_id);
+    for (const booking of [due, pending, unpaid, stuck]) await holdExpired(booking.booking_id);
 
     await expireHeldBookings(t.deps, 0);
 
@@ -137,7 +140,8 @@ describe('held bookings nobody pays for', () => {
       await statusOf(due.booking_id),
       await statusOf(pending.booking_id),
       await statusOf(unpaid.booking_id),
-    ]).toEqual(['held', 'held', 'cancelled']);
+      await statusOf(stuck.booking_id),
+    ]).toEqual(['held', 'held', 'cancelled', 'cancelled']);
     const cancelled = await t.deps.db.event.findMany({
       where: { entityId: { in: [due.booking_id, pending.booking_id] }, name: 'booking.cancelled' },
     });

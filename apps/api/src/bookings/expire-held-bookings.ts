@@ -9,10 +9,14 @@ const BATCH = 100;
  * A held booking whose late card payment is being given back (its automatic refund is due or
  * pending: automatic-refund.ts) is not unpaid: its hold is gone, but cancelling it would say "no
  * refund" while money is on its way back. Its refund's outcome ends it instead (refunded, or
- * cancelled when it failed). `b` is the booking.
+ * cancelled when it failed). A refund still only due (Stripe refused every try) is waited for
+ * while Stripe redelivers the payment, three days; after that the booking is cancelled like an
+ * unpaid one rather than left held for good, and the payment stays due for its next try. `b` is
+ * the booking.
  */
 const REFUND_UNDER_WAY = Prisma.sql`(
-  EXISTS (SELECT 1 FROM payments p WHERE p.booking_id = b.id AND p.refund_due)
+  EXISTS (SELECT 1 FROM payments p
+          WHERE p.booking_id = b.id AND p.refund_due AND p.created_at > now() - interval '3 days')
   OR EXISTS (SELECT 1 FROM refunds r WHERE r.booking_id = b.id AND r.automatic AND r.status = 'pending'))`;
 
 /**
