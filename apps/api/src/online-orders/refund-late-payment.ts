@@ -4,7 +4,7 @@ import type Stripe from 'stripe';
 import { ANY_TENANT, lockOrder } from '../locks';
 import { bookLatePaymentRefund, isLatePaymentRefund } from '../orders/late-payment-refund';
 import { flagUnlessRepaid } from '../orders/late-refund-flag';
-import { isAlreadyRefunded } from '../payments/provider-call';
+import { refundInFull } from '../payments/refund-in-full';
 
 /**
  * Gives back a payment an online order could not keep (it arrived after the order was
@@ -39,21 +39,13 @@ export async function refundLatePayment(
     });
     return;
   }
-  let providerRefund: Stripe.Refund | null = null;
-  try {
-    // No fixed idempotency key: Stripe keeps a key's first answer even when it is a 500, which
-    // would block this refund for good; a second full refund is refused instead.
-    providerRefund = await deps.stripe.refunds.create({
-      payment_intent: paymentIntentId,
-      // `automatic` with the order: the refund notifications know it as this order's late payment.
-      metadata: { order_id: orderId, automatic: 'true', reason: 'order could not keep this payment' },
-    });
-  } catch (error) {
-    if (!isAlreadyRefunded(error)) throw error;
-    const refunds = await deps.stripe.refunds.list({ payment_intent: paymentIntentId, limit: 10 });
-    providerRefund = refunds.data.find((refund) => isLatePaymentRefund(refund, orderId)) ?? null;
-  }
+  const providerRefund = await refundInFull(
+    deps.stripe,
+    paymentIntentId,
+    // `automatic` with the order: the refund notifications know it as this order's late payment.
+    { order_id: orderId, automatic: 'true', reason: 'order could not keep this payment' },
+    (refund) => isLatePaymentRefund(refund, orderId),
+  );
   if (!providerRefund) return;
-  const refunded = providerRefund;
-  await deps.db.$transaction((tx) => bookLatePaymentRefund(tx, orderId, refunded, deps.logger));
+  await deps.db.$transaction((tx) => bookLatePaymentRefund(tx, orderId, providerRefund, deps.logger));
 }

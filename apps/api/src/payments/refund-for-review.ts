@@ -3,8 +3,7 @@ import type { Logger } from '@booking/logging';
 import type Stripe from 'stripe';
 import type { HoldStore } from '../holds/hold-store';
 import { AUTOMATIC_REFUND_REASON, recordAutomaticRefund } from '../refunds/automatic-refund';
-import { providerOutcome } from '../refunds/create-refund';
-import { isAlreadyRefunded } from './provider-call';
+import { refundInFull } from './refund-in-full';
 
 type Deps = { db: Db; holds: HoldStore; stripe: Stripe; logger?: Logger };
 
@@ -21,7 +20,13 @@ type Deps = { db: Db; holds: HoldStore; stripe: Stripe; logger?: Logger };
  * the refund notifications record it as a refund made in Stripe.
  */
 export async function refundForReview(deps: Deps, bookingId: string, paymentIntentId: string): Promise<void> {
-  const providerRefund = await askForRefund(deps.stripe, bookingId, paymentIntentId);
+  const providerRefund = await refundInFull(
+    deps.stripe,
+    paymentIntentId,
+    // `automatic` lets the refund notifications tell it from a dashboard refund.
+    { booking_id: bookingId, automatic: 'true', reason: AUTOMATIC_REFUND_REASON },
+    (refund) => refund.metadata?.automatic === 'true',
+  );
   if (!providerRefund) {
     // Refunded in full, but not by us (Stripe's dashboard): nothing is left to ask for, and the
     // refund notifications record those refunds. A single statement: no other lock is held.
@@ -42,30 +47,4 @@ export async function refundForReview(deps: Deps, bookingId: string, paymentInte
     const { slotId, holdId, seats } = recorded.release;
     await deps.holds.releaseAfterCommit(slotId, holdId, seats);
   }
-}
-
-/**
- * Asks the provider to refund the whole payment. When it was refunded already (by a delivery
- * whose bookkeeping did not commit, or a concurrent one), the refund made then is looked up
- * instead; null when none of the refunds that give it back is automatic.
- */
-async function askForRefund(stripe: Stripe, bookingId: string, paymentIntentId: string): Promise<Stripe.Refund | null> {
-  try {
-    // No fixed idempotency key: Stripe keeps a key's first answer even when it is a 500, which
-    // would block this refund for good. The SDK keys its own network retries, and a second
-    // full refund of the same payment is refused, which is what makes retries safe here.
-    return await stripe.refunds.create({
-      payment_intent: paymentIntentId,
-      // `automatic` lets the refund notifications tell it from a dashboard refund.
-      metadata: { booking_id: bookingId, automatic: 'true', reason: AUTOMATIC_REFUND_REASON },
-    });
-  } catch (error) {
-    if (!isAlreadyRefunded(error)) throw error;
-  }
-  // Every page: the automatic refund that gives the money back, if it is one of ours. A failed
-  // one gave nothing back, so it is not what made the provider refuse.
-  for await (const refund of stripe.refunds.list({ payment_intent: paymentIntentId, limit: 100 })) {
-    if (refund.metadata?.automatic === 'true' && providerOutcome(refund).status !== 'failed') return refund;
-  }
-  return null;
 }

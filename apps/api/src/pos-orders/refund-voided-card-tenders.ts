@@ -1,7 +1,7 @@
 import type { Db } from '@booking/db';
 import type Stripe from 'stripe';
 import { settleVoid } from '../orders/settle-void';
-import { isAlreadyRefunded } from '../payments/provider-call';
+import { refundInFull } from '../payments/refund-in-full';
 
 /**
  * Gives back the card payments of a voided order: each pending void refund is sent to the
@@ -21,34 +21,13 @@ export async function refundVoidedCardTenders(deps: { db: Db; stripe: Stripe }, 
     include: { tender: true },
   });
   for (const refund of pending) {
-    const providerRefund = await fullRefund(deps.stripe, refund.tender!.paymentReference!, {
-      tenant_id: refund.tenantId,
-      order_id: orderId,
-      order_refund_id: refund.id,
-    });
+    const providerRefund = await refundInFull(
+      deps.stripe,
+      refund.tender!.paymentReference!,
+      { tenant_id: refund.tenantId, order_id: orderId, order_refund_id: refund.id },
+      (made) => made.metadata?.order_refund_id === refund.id,
+    );
     if (providerRefund?.status !== 'succeeded') continue;
     await deps.db.$transaction((tx) => settleVoid(tx, refund, providerRefund));
-  }
-}
-
-/** Our refund of the payment (null: it was given back in full some other way). */
-async function fullRefund(
-  stripe: Stripe,
-  paymentIntentId: string,
-  metadata: Record<string, string>,
-): Promise<Stripe.Refund | null> {
-  try {
-    return await stripe.refunds.create({ payment_intent: paymentIntentId, metadata });
-  } catch (error) {
-    if (!isAlreadyRefunded(error)) throw error;
-    // Refunded in full already: by an earlier try of ours, or in the provider's dashboard. Only
-    // ours settles the void's row; a failed one gave nothing back.
-    const refunds = await stripe.refunds.list({ payment_intent: paymentIntentId, limit: 10 });
-    const ours = refunds.data.find(
-      (refund) =>
-        refund.metadata?.order_refund_id === metadata.order_refund_id &&
-        (refund.status === 'succeeded' || refund.status === 'pending'),
-    );
-    return ours ?? null;
   }
 }
