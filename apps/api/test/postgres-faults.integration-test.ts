@@ -13,7 +13,7 @@ import {
   type TestApp,
   waitUntil,
 } from '@booking/test-kit';
-import { expectBounded503s, timed, timedAll, timedSince } from './support/fault-figures';
+import { MARGIN_MS, expectBounded503s, timed, timedAll, timedSince } from './support/fault-figures';
 
 // PostgreSQL that accepts connections but does not answer, through a TCP proxy this file owns in
 // front of the real server. Timeouts are scaled down so each case takes a few seconds; the
@@ -24,8 +24,6 @@ const TIMEOUTS = {
   DB_TRANSACTION_TIMEOUT_MS: '2000',
   REQUEST_TIMEOUT_MS: '3000',
 };
-/** Room for the test's own scheduling on top of a timeout. */
-const MARGIN_MS = 500;
 /** The client's answer timeout: DB_STATEMENT_TIMEOUT_MS and the 1 s it leaves the server to cancel. */
 const QUERY_TIMEOUT_MS = Number(TIMEOUTS.DB_STATEMENT_TIMEOUT_MS) + 1_000;
 

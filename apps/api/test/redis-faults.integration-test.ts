@@ -12,7 +12,7 @@ import {
   type TestApp,
   waitUntil,
 } from '@booking/test-kit';
-import { expectBounded503s, timed, timedAll } from './support/fault-figures';
+import { MARGIN_MS, expectBounded503s, timed, timedAll } from './support/fault-figures';
 
 // Redis that does not answer (through a TCP proxy this file owns in front of the real one, or a
 // black hole) or refuses connections (a port nothing listens on). PostgreSQL is the real one.
@@ -23,8 +23,6 @@ const TIMEOUTS = {
 const COMMAND_TIMEOUT_MS = Number(TIMEOUTS.REDIS_COMMAND_TIMEOUT_MS);
 /** The longest pause between reconnect attempts of the API's Redis connections. */
 const RECONNECT_BACKOFF_MS = 500;
-/** Room for the test's own scheduling on top of a timeout. */
-const MARGIN_MS = 500;
 const REDIS_URL = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 
 /** How long the API may take to serve again once Redis answers (a reconnect, under CI load). */

@@ -13,12 +13,10 @@ import {
   type TestApp,
   waitUntil,
 } from '@booking/test-kit';
-import { expectBounded503s, timedAll } from './support/fault-figures';
+import { MARGIN_MS, expectBounded503s, timedAll } from './support/fault-figures';
 
 /** The longest pause between reconnect attempts of the API's Redis connections. */
 const RECONNECT_BACKOFF_MS = 500;
-/** Room for the test's own scheduling on top of a timeout. */
-const MARGIN_MS = 500;
 /** How long the API may take to serve again once Redis is back: a reconnect back-off and then some. */
 const RECOVERY_WITHIN_MS = 3_000;
 
