@@ -242,6 +242,61 @@ describe('the wallet ledger', () => {
     expect(await sums(walletId)).toEqual({ balance: 500, held: 0, entries: 500, heldEntries: 0, lots: 500 });
   });
 
+  it('when a wallet holds an admin credit that never expires and a top-up that does, then spending draws the top-up first, and a refund of the top-up still takes back its own lot', async () => {
+    const walletId = await newWallet();
+    const wallet = await t.deps.db.wallet.findUniqueOrThrow({ where: { id: walletId } });
+    const topUp = await t.deps.db.order.create({
+      data: {
+        tenantId: demo.tenant.id,
+        channel: 'online',
+        kind: 'wallet_topup',
+        status: 'paid',
+        customerId: wallet.customerId,
+        walletId,
+        currency: 'USD',
+        totalCents: 5_000,
+        paidCents: 5_000,
+      },
+    });
+    const expiresAt = new Date(Date.now() + 86_400_000);
+    const lots = await withLocked(walletId, async (tx, locked) => ({
+      topUp: await creditWallet(tx, locked, {
+        kind: 'fund',
+        source: 'online_topup',
+        amountCents: 5_000,
+        expiresAt,
+        orderId: topUp.id,
+      }),
+      credit: await creditWallet(tx, locked, {
+        kind: 'adjustment',
+        source: 'adjustment',
+        amountCents: 5_000,
+        expiresAt: null,
+      }),
+    }));
+
+    const spent = await withLocked(walletId, async (tx, locked) => {
+      await holdWalletValue(tx, locked, 3_000, {});
+      return debitWallet(tx, locked, { kind: 'capture', amountCents: 3_000, fromHold: true });
+    });
+    expect(spent.lotIds).toEqual([lots.topUp.lotId]);
+    // The top-up's refund takes back what is left of its own lot before anything else.
+    const returned = await withLocked(walletId, (tx, locked) =>
+      debitWallet(tx, locked, { kind: 'funding_return', amountCents: 2_000, fromHold: false, preferOrderId: topUp.id }),
+    );
+    expect(returned.lotIds).toEqual([lots.topUp.lotId]);
+    const remaining = await t.deps.db.walletLot.findMany({
+      where: { walletId },
+      select: { id: true, remainingCents: true },
+    });
+    expect(remaining).toEqual(
+      expect.arrayContaining([
+        { id: lots.topUp.lotId, remainingCents: 0 },
+        { id: lots.credit.lotId, remainingCents: 5_000 },
+      ]),
+    );
+  });
+
   it('when two transactions take the last value of one wallet at once (two holds, or two debits), then one is refused and the balance never goes below zero', async () => {
     const takeAll: Record<'hold' | 'debit', (tx: Tx, wallet: LockedWallet) => Promise<unknown>> = {
       hold: (tx, wallet) => holdWalletValue(tx, wallet, 1000, {}),

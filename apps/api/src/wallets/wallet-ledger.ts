@@ -152,7 +152,8 @@ export async function debitWallet(
 /**
  * Takes `amountCents` from the wallet's lots in spending order, in one statement: each lot gives
  * what is left of the amount after the lots before it. The wallet row is locked, so its lots do
- * not change under us.
+ * not change under us. Without a preferred order no lot is preferred: an admin's credit (a lot
+ * with no order) must not come before value that expires, or the customer loses that value.
  */
 async function drawLots(
   tx: Tx,
@@ -165,7 +166,7 @@ async function drawLots(
     WITH ordered AS (
       SELECT id, remaining_cents,
              SUM(remaining_cents) OVER (
-               ORDER BY (order_id IS NOT DISTINCT FROM ${preferOrderId}::uuid) DESC, expires_at ASC NULLS LAST, created_at, id
+               ORDER BY (order_id = ${preferOrderId}::uuid) IS TRUE DESC, expires_at ASC NULLS LAST, created_at, id
                ROWS UNBOUNDED PRECEDING) AS running
       FROM wallet_lots
       WHERE wallet_id = ${walletId}::uuid AND remaining_cents > 0
