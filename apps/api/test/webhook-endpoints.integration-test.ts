@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import { endpointWants } from '@booking/events';
 import { generateApiKey, openSecret } from '@booking/signing';
-import { bearer, createIsolatedDatabase, createTestApp, seedTenant, type TestApp } from '@booking/test-kit';
+import { bearer, createIsolatedDatabase, createTestApp, seedTenant, waitUntil, type TestApp } from '@booking/test-kit';
 
 // No dispatcher runs here: these tests check what the API answers and what it writes to
 // PostgreSQL and to the BullMQ delivery queue. The database and the queue prefix are this file's
@@ -592,6 +593,47 @@ describe('webhook endpoints API', () => {
         .set('Authorization', bearer(demo.api_keys.admin));
       expect(get.body.previous_secret_expires_at).toBe(res.body.previous_secret_expires_at);
       expect(get.text).not.toContain(res.body.signing_secret);
+    });
+
+    it('when two rotations race (both held on the row until each has started), then they queue: the stored secret and the previous one are the two shown, and none is lost', async () => {
+      const created = await createEndpoint();
+      const original = created.signing_secret as string;
+      // Another transaction holds the endpoint's row, so both rotations get as far as they can
+      // before either writes: read-then-write rotations would both have read the original.
+      const holder = new Client({ connectionString: isolated.env.DATABASE_URL });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query('SELECT id FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [created.id]);
+        const rotate = () =>
+          request(t.app)
+            .post(`/api/webhooks/endpoints/${created.id}/rotate-secret`)
+            .set('Authorization', bearer(demo.api_keys.admin))
+            .then((res) => res);
+        const racing = Promise.all([rotate(), rotate()]);
+        await waitUntil(
+          async () => {
+            const [row] = await t.deps.db.$queryRaw<{ n: bigint }[]>`
+              SELECT count(*) AS n FROM pg_stat_activity
+              WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE%webhook_endpoints%'`;
+            return Number(row!.n) === 2;
+          },
+          { what: 'both rotations waiting on the row' },
+        );
+        await holder.query('COMMIT');
+        const answers = await racing;
+
+        expect(answers.map((res) => res.status)).toEqual([200, 200]);
+        const shown = answers.map((res) => res.body.signing_secret as string);
+        const stored = await storedEndpoint(created.id);
+        const current = openSecret(secretKey(), stored.secretCiphertext);
+        const previous = openSecret(secretKey(), stored.previousSecretCiphertext!);
+        expect(shown).toContain(current);
+        expect(previous).not.toBe(original);
+        expect(shown.filter((secret) => secret !== current)).toEqual([previous]);
+      } finally {
+        await holder.end();
+      }
     });
   });
 
