@@ -184,7 +184,7 @@ describe('API metrics', () => {
     expect((await fetch(`http://127.0.0.1:${metricsPort}/healthz`)).status).toBe(200);
     await api.stop();
     expect(await api.exited).toBe('exit 0');
-  });
+  }, 90_000);
 
   test('when PostgreSQL refuses connections, then a scrape still answers at once, the outbox lag unknown (NaN)', async () => {
     const refused = new URL(isolated.env.DATABASE_URL!);

@@ -127,7 +127,7 @@ describe('the lifecycle worker process', () => {
     await worker.stop(10_000);
     expect(await worker.exited).toBe('exit 0');
     expect(logged().map((entry) => entry.msg)).toContain('lifecycle worker stopped');
-  });
+  }, 90_000);
 
   it('when the API asks for a job at an exact moment, then the worker runs it then, not at its next tick an hour away', async () => {
     const healthPort = await freePort();
@@ -197,7 +197,7 @@ describe('the lifecycle worker process', () => {
     } finally {
       if (!stopped) await worker.stop(10_000);
     }
-  });
+  }, 90_000);
 });
 
 /** A log line as an object; none for other output, or a line cut short by the output buffer. */

@@ -61,5 +61,5 @@ describe('the lifecycle worker metrics', () => {
     ).toBeGreaterThanOrEqual(1);
     expect(metricValue(text, 'redis_connection_up', { connection: 'queue' })).toBe(1);
     expect(metricValue(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
-  });
+  }, 90_000);
 });

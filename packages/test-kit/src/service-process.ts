@@ -39,7 +39,7 @@ export async function startServiceProcess(options: {
   readyUrl: string;
   readyWithinMs?: number;
 }): Promise<ServiceProcess> {
-  const { name, readyUrl, readyWithinMs = 30_000 } = options;
+  const { name, readyUrl, readyWithinMs = 60_000 } = options;
   const child = spawn(process.execPath, ['--import', 'tsx', options.entry], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', ...options.env },

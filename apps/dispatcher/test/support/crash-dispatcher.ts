@@ -10,7 +10,7 @@ export interface DispatcherProcess extends ServiceProcess {
 export async function startDispatcherProcess(
   name: string,
   env: Record<string, string>,
-  readyWithinMs = 30_000,
+  readyWithinMs = 60_000,
 ): Promise<DispatcherProcess> {
   const metricsPort = await freePort();
   const service = await startServiceProcess({
