@@ -117,6 +117,73 @@ describe('recurring billing jobs', () => {
     expect(fake.billing.subscriptions.get(inGrace.subscriptionId)!.status).toBe('unpaid');
   });
 
+  it('when the member paid the open invoice after the grace ran out and no notification has been handled yet, then two grace runs at once do not cancel: the membership is active again (renewed once, recovered) with no membership.ended', async () => {
+    const m = await activeMembership();
+    const { invoice } = fake.billing.cycle(m.subscriptionId, { outcome: 'failed', final: true });
+    await deliver(failed(invoice!));
+    expect((await membershipOf(m.membershipId)).status).toBe('paused_for_payment');
+    await t.deps.db.membership.update({
+      where: { id: m.membershipId },
+      data: { graceEndsAt: new Date(Date.now() - 60_000) },
+    });
+    // Paid on the hosted invoice page; invoice.paid and subscription.updated are still on their way.
+    const payment = fake.billing.retryInvoice(invoice!.id, { outcome: 'paid' });
+    expect(payment.subscription!.status).toBe('active');
+
+    const [a, b] = await Promise.all([
+      untilDone(() => endUnpaidMemberships(t.deps)),
+      untilDone(() => endUnpaidMemberships(second.deps)),
+    ]);
+    expect(a + b).toBe(0);
+    expect(fake.requestsTo('DELETE', `/v1/subscriptions/${m.subscriptionId}`)).toEqual([]);
+    expect(fake.billing.subscriptions.get(m.subscriptionId)!.status).toBe('active');
+    expect(await membershipOf(m.membershipId)).toMatchObject({
+      status: 'active',
+      graceEndsAt: null,
+      expiresAt: new Date(payment.subscription!.items.data[0]!.current_period_end * 1000),
+    });
+    expect(await events(m.membershipId, 'membership.ended')).toEqual([]);
+    expect((await events(m.membershipId, 'membership.renewed')).map((event) => event.data)).toEqual([
+      expect.objectContaining({ invoice_id: invoice!.id }),
+    ]);
+    expect((await events(m.membershipId, 'membership.payment_succeeded')).at(-1)!.data).toMatchObject({
+      invoice_id: invoice!.id,
+      recovered: true,
+    });
+
+    // The notification turns up after all: nothing new, and a later grace run has nothing to do.
+    await deliver(paid(payment.invoice));
+    expect(await events(m.membershipId, 'membership.renewed')).toHaveLength(1);
+    expect(await endUnpaidMemberships(t.deps)).toBe(0);
+    expect((await membershipOf(m.membershipId)).status).toBe('active');
+  });
+
+  it('when a membership past its grace is held by another transaction (a notification being handled), then the grace job asks Stripe nothing and leaves it; the next run ends it', async () => {
+    const m = await activeMembership();
+    const { invoice } = fake.billing.cycle(m.subscriptionId, { outcome: 'failed', final: true });
+    await deliver(failed(invoice!));
+    await t.deps.db.membership.update({
+      where: { id: m.membershipId },
+      data: { graceEndsAt: new Date(Date.now() - 60_000) },
+    });
+    const asked = () => fake.requestsTo('DELETE', `/v1/subscriptions/${m.subscriptionId}`).length;
+    const reads = () => fake.requestsTo('GET', `/v1/subscriptions/${m.subscriptionId}`).length;
+    const readsBefore = reads();
+
+    await t.deps.db.$transaction(async (tx) => {
+      await tx.$queryRaw`SELECT id FROM memberships WHERE id = ${m.membershipId}::uuid FOR UPDATE`;
+      expect(await endUnpaidMemberships(second.deps)).toBe(0);
+    });
+    expect(asked()).toBe(0);
+    expect(reads()).toBe(readsBefore);
+    expect((await membershipOf(m.membershipId)).status).toBe('paused_for_payment');
+
+    expect(await untilDone(() => endUnpaidMemberships(second.deps))).toBe(1);
+    expect(asked()).toBe(1);
+    expect(await membershipOf(m.membershipId)).toMatchObject({ status: 'ended', endReason: 'payment_failed' });
+    expect(await events(m.membershipId, 'membership.ended')).toHaveLength(1);
+  });
+
   it('when notifications were lost (a first payment, a renewal, a final failure), then two reconcile runs at once repair each membership and record each event once', async () => {
     // The first invoice paid, never notified.
     const unseenStart = await pendingRecurringMembership(t.deps.db, fake, demo.tenant.id);

@@ -12,6 +12,9 @@ import {
   type FakeStripe,
   type PlanOptions,
   type TestApp,
+  deliverStripeEvent,
+  signedBillingEvent,
+  TEST_WEBHOOK_SECRET,
 } from '@booking/test-kit';
 import { Queue } from 'bullmq';
 import { LIFECYCLE_QUEUE } from '../src/jobs/lifecycle-queue';
@@ -787,6 +790,40 @@ describe('when a recurring freeze starts', () => {
       expect.objectContaining({ was: 'booked', reason: 'renewed_before_start', actor_user_id: null }),
     ]);
     expect(await eventsOf(membership.id, 'membership.frozen')).toEqual([]);
+  });
+
+  it('when Stripe renewed the subscription and the API converged that renewal (expires_at moved on) before a late job came, then the freeze is still cancelled (renewed_before_start) without a pause or a fee', async () => {
+    const { membership, subscriptionId, customerId, renewal, freezeId } = await bookedRecurringFreeze();
+    const renewed = fake.billing.cycle(subscriptionId, { outcome: 'paid' });
+    const notified = await deliverStripeEvent(
+      t,
+      signedBillingEvent('invoice.paid', renewed.invoice!, { secret: TEST_WEBHOOK_SECRET }),
+    );
+    expect(notified.status).toBe(200);
+    const nextRenewal = new Date(renewed.subscription.items.data[0]!.current_period_end * 1000);
+    expect(await t.deps.db.membership.findUniqueOrThrow({ where: { id: membership.id } })).toMatchObject({
+      status: 'active',
+      expiresAt: nextRenewal,
+    });
+    // The worker was down through the renewal: the start job finds the freeze the day after its first day.
+    await runUntilDone(() =>
+      startFreezes(jobDeps(t), new Date(addDays(dayOf(renewal), 1).getTime() + 9 * 60 * MINUTE)),
+    );
+    expect(fake.requestsTo('POST', `/v1/subscriptions/${subscriptionId}/pause`)).toEqual([]);
+    expect(fake.billing.subscriptions.get(subscriptionId)!.status).toBe('active');
+    expect(feeInvoices(customerId)).toEqual([]);
+    expect(await t.deps.db.membershipFreeze.findUniqueOrThrow({ where: { id: freezeId } })).toMatchObject({
+      status: 'cancelled',
+      frozenDays: 0,
+    });
+    expect((await eventsOf(membership.id, 'membership.freeze_cancelled')).map((e) => e.data)).toEqual([
+      expect.objectContaining({ was: 'booked', reason: 'renewed_before_start', actor_user_id: null }),
+    ]);
+    expect(await eventsOf(membership.id, 'membership.frozen')).toEqual([]);
+    expect(await t.deps.db.membership.findUniqueOrThrow({ where: { id: membership.id } })).toMatchObject({
+      status: 'active',
+      expiresAt: nextRenewal,
+    });
   });
 
   it('then it starts 30 minutes before the renewal time, not at midnight: a renewal at 00:10 is paused the evening before, one at 14:00 not before 13:30', async () => {

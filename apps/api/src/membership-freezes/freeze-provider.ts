@@ -3,6 +3,7 @@ import { AppError } from '@booking/domain';
 import type Stripe from 'stripe';
 import { isAlreadyRefunded, providerCall } from '../payments/provider-call';
 import { invoicePaymentIntent } from '../payments/stripe-ids';
+import { dayOf } from './freeze-dates';
 
 // The Stripe side of a recurring membership's freeze. Each call runs before the transaction that
 // records it, with an idempotency key derived from the freeze, so a retry, a second job run or
@@ -10,7 +11,7 @@ import { invoicePaymentIntent } from '../payments/stripe-ids';
 
 type Subscribed = Pick<Membership, 'id' | 'tenantId' | 'stripeSubscriptionId' | 'stripeCustomerId' | 'currency'>;
 
-/** How close to our renewal time a period must start to count as that renewal (clocks, rounding). */
+/** How close to the renewal a period must start to count as that renewal (clocks, rounding). */
 const RENEWAL_TOLERANCE_MS = 60 * 60_000;
 
 function subscriptionOf(membership: Subscribed): string {
@@ -120,18 +121,25 @@ export async function resumeAfterFreeze(
 
 /**
  * Whether Stripe has already renewed the subscription the freeze was to pause at its renewal:
- * its current period starts at (or about) the membership's renewal time. Pausing it then would
- * freeze a period the member has just been billed for, so the start job cancels the freeze.
+ * its current period starts at (or about) that renewal. Pausing it then would freeze a period the
+ * member has just been billed for, so the start job cancels the freeze. The renewal is judged by
+ * what it cannot move: the start of the freeze's first day (a recurring freeze starts on the
+ * renewal day), or expires_at if that is earlier. expires_at alone would not do: the renewal's own
+ * notification moves it on to the next renewal, and a period that began at this one would then
+ * look like the old one. A period that has not renewed began a whole interval (a month at least)
+ * earlier, so the margin of the day's start cannot mistake it for the renewal.
  */
 export async function renewedBeforeFreeze(
   stripe: Stripe,
   membership: Subscribed & Pick<Membership, 'expiresAt'>,
+  freeze: Pick<MembershipFreeze, 'startsOn'>,
 ): Promise<boolean> {
   if (!membership.expiresAt) return false;
+  const renewalAt = Math.min(membership.expiresAt.getTime(), dayOf(freeze.startsOn).getTime());
   const subscriptionId = subscriptionOf(membership);
   const subscription = await providerCall(() => stripe.subscriptions.retrieve(subscriptionId));
   const item = subscription.items.data[0];
-  return !!item && item.current_period_start * 1000 >= membership.expiresAt.getTime() - RENEWAL_TOLERANCE_MS;
+  return !!item && item.current_period_start * 1000 >= renewalAt - RENEWAL_TOLERANCE_MS;
 }
 
 /**

@@ -84,7 +84,7 @@ async function startFreeze(deps: FreezeJobDeps, freezeId: string, now: Date): Pr
       deps.logger?.warn({ freezeId }, 'a recurring membership freeze waits for payments to be configured');
       return false;
     }
-    renewed = await renewedBeforeFreeze(deps.stripe, seen.membership);
+    renewed = await renewedBeforeFreeze(deps.stripe, seen.membership, seen);
     if (!renewed) paused = await askStripe(deps.db, deps.stripe, seen, now);
     if (!renewed && !paused) return false;
   }
