@@ -147,6 +147,13 @@ describe('automatic refunds of card payments that could not buy their seats', ()
     expect(await eventNames(late.bookingId)).toEqual(['booking.created', 'gift_card.redeemed']);
     // The gift card part waits for the outcome.
     expect((await giftCard()).balanceCents).toBe(0);
+    // An operator cannot cancel it either: booking.cancelled would say no money goes back.
+    const cancel = await request(t.app)
+      .post(`/api/bookings/${late.bookingId}/cancel`)
+      .set('Authorization', bearer(demo.api_keys.manager));
+    expect([cancel.status, cancel.body.error]).toEqual([409, 'refund_in_progress']);
+    expect(await bookingRow(late.bookingId)).toMatchObject({ status: 'held', reviewReason: 'payment_refund_pending' });
+    expect((await giftCard()).balanceCents).toBe(0);
     // Its answer is recorded: a redelivery of the payment asks Stripe nothing more.
     expect((await deliver(late.paid)).status).toBe(200);
     expect(refundRequestsFor(late.intent.id)).toHaveLength(1);

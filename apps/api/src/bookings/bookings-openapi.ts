@@ -101,7 +101,12 @@ export const bookingsOpenApi: OpenApiFeature = {
       access: apiKeyOf('manager'),
       parameters: [bookingId],
       responses: { 200: ok('Cancelled', CancelBookingResponse) },
-      errors: { ...notFound, booking_not_cancellable: 'the booking is already cancelled or refunded' },
+      errors: {
+        ...notFound,
+        booking_not_cancellable: 'the booking is already cancelled or refunded',
+        refund_in_progress:
+          "a held booking's late card payment is being refunded automatically (review_reason payment_refund_pending); the refund's outcome ends the booking",
+      },
     },
     {
       method: 'post',

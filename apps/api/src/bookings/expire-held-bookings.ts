@@ -1,23 +1,10 @@
-import { Prisma, type Db } from '@booking/db';
+import type { Db } from '@booking/db';
 import type { HoldStore } from '../holds/hold-store';
 import { ANY_TENANT, lockBookingUnlessBusy } from '../locks';
 import { cancelHeldBooking } from './cancel-held-booking';
+import { REFUND_UNDER_WAY, refundUnderWay } from './refund-under-way';
 
 const BATCH = 100;
-
-/**
- * A held booking whose late card payment is being given back (its automatic refund is due or
- * pending: automatic-refund.ts) is not unpaid: its hold is gone, but cancelling it would say "no
- * refund" while money is on its way back. Its refund's outcome ends it instead (refunded, or
- * cancelled when it failed). A refund still only due (Stripe refused every try) is waited for
- * while Stripe redelivers the payment, three days; after that the booking is cancelled like an
- * unpaid one rather than left held for good, and the payment stays due for its next try. `b` is
- * the booking.
- */
-const REFUND_UNDER_WAY = Prisma.sql`(
-  EXISTS (SELECT 1 FROM payments p
-          WHERE p.booking_id = b.id AND p.refund_due AND p.created_at > now() - interval '3 days')
-  OR EXISTS (SELECT 1 FROM refunds r WHERE r.booking_id = b.id AND r.automatic AND r.status = 'pending'))`;
 
 /**
  * Cancels held bookings nobody paid for: their hold expired more than `graceSeconds` ago (their
@@ -44,9 +31,7 @@ export async function expireHeldBookings(deps: { db: Db; holds: HoldStore }, gra
     const release = await deps.db.$transaction(async (tx) => {
       const booking = await lockBookingUnlessBusy(tx, id, ANY_TENANT);
       if (booking?.status !== 'held') return null;
-      const [underWay] = await tx.$queryRaw<{ yes: boolean }[]>`
-        SELECT ${REFUND_UNDER_WAY} AS yes FROM bookings b WHERE b.id = ${id}::uuid`;
-      if (underWay?.yes) return null;
+      if (await refundUnderWay(tx, id)) return null;
       return cancelHeldBooking(tx, booking, 'unpaid_hold_expired');
     });
     if (!release) continue;
