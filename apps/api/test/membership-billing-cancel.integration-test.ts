@@ -6,6 +6,7 @@ import {
   deliverStripeEvent,
   type FakeInvoice,
   type FakeStripe,
+  type FakeSubscription,
   keyIdOf,
   pendingRecurringMembership,
   seedMembership,
@@ -65,6 +66,19 @@ const cancel = (app: TestApp, membershipId: string, body: unknown, key = demo.ap
 const endedEvents = (membershipId: string) =>
   t.deps.db.event.findMany({ where: { entityId: membershipId, name: 'membership.ended' } });
 const membershipOf = (id: string) => t.deps.db.membership.findUniqueOrThrow({ where: { id } });
+
+/**
+ * A renewal whose period began a minute ago (the fake has no clock: its next period starts when
+ * the one paid for ends, in the future), so that a cancel now comes after the period started.
+ */
+function startedMinuteAgo(cycled: { subscription: FakeSubscription; invoice: FakeInvoice | null }) {
+  const minuteAgo = Math.floor(Date.now() / 1000) - 60;
+  const invoice = fake.billing.invoices.get(cycled.invoice!.id)!;
+  for (const line of invoice.lines.data) line.period.start = minuteAgo;
+  const subscription = fake.billing.subscriptions.get(cycled.subscription.id)!;
+  subscription.items.data[0]!.current_period_start = minuteAgo;
+  return { subscription: structuredClone(subscription), invoice: structuredClone(invoice) };
+}
 
 async function activeMembership() {
   const m = await pendingRecurringMembership(t.deps.db, fake, demo.tenant.id);
@@ -150,10 +164,86 @@ describe('cancelling a membership', () => {
     );
     await deliver(t, deleted(m.subscriptionId));
     const membership = await membershipOf(m.membershipId);
-    expect(membership).toMatchObject({ endRequestedBy: 'staff', endRequestedKeyId: managerKeyId });
+    // The end is now, no longer at period end: money paid from the staff's request on goes back.
+    expect(membership).toMatchObject({
+      endRequestedBy: 'staff',
+      endRequestedKeyId: managerKeyId,
+      periodEndRequestedAt: null,
+    });
     expect((await endedEvents(m.membershipId)).map((e) => e.data)).toEqual([
       expect.objectContaining({ reason: 'cancelled_by_staff', actor_user_id: managerKeyId }),
     ]);
+  });
+
+  it('when the member cancels at period end and the current period is paid after that (a failed renewal retried, a renewal not yet collected, and after a staff end now the provider refused), then the payment is kept: the member has the period paid for, nothing is refunded, and membership.ended reports it as paid through', async () => {
+    const down = createTestApp(stripeEnv('http://127.0.0.1:1'));
+    const scenario = async (setup: 'retried' | 'not yet collected' | 'staff refused') => {
+      const m = await activeMembership();
+      const cycled = startedMinuteAgo(
+        fake.billing.cycle(m.subscriptionId, setup === 'not yet collected' ? 'later' : { outcome: 'failed' }),
+      );
+      if (setup !== 'not yet collected') {
+        await deliver(
+          t,
+          signedBillingEvent('invoice.payment_failed', cycled.invoice!, { secret: TEST_WEBHOOK_SECRET }),
+        );
+        expect((await membershipOf(m.membershipId)).status).toBe('past_due');
+      }
+      const token = issueManageToken(t.deps.config, await membershipOf(m.membershipId));
+      const byMember = await request(t.app)
+        .post(`/api/v1/memberships/${m.membershipId}/cancel`)
+        .set('X-Membership-Token', token)
+        .send({ at: 'period_end' });
+      expect(byMember.status).toBe(200);
+      if (setup === 'staff refused') {
+        const refused = await cancel(down, m.membershipId, { at: 'now' });
+        expect(refused.status).toBeGreaterThanOrEqual(500);
+        expect(await membershipOf(m.membershipId)).toMatchObject({
+          status: 'past_due',
+          endRequestedAt: new Date(byMember.body.end_requested_at),
+          endRequestedBy: 'member',
+          periodEndRequestedAt: new Date(byMember.body.end_requested_at),
+        });
+      }
+
+      const { invoice } = fake.billing.retryInvoice(cycled.invoice!.id, { outcome: 'paid' });
+      await deliver(t, paid(invoice));
+      const period = cycled.subscription.items.data[0]!;
+      const row = await t.deps.db.membershipInvoice.findUniqueOrThrow({ where: { stripeInvoiceId: invoice.id } });
+      expect(row).toMatchObject({ status: 'paid', reviewReason: null, refundedAt: null });
+      expect(await membershipOf(m.membershipId)).toMatchObject({
+        status: 'active',
+        cancelAtPeriodEnd: true,
+        periodStart: new Date(period.current_period_start * 1000),
+        expiresAt: new Date(period.current_period_end * 1000),
+      });
+      expect(
+        (await t.deps.db.event.findMany({ where: { entityId: m.membershipId, name: 'membership.renewed' } })).map(
+          (event) => event.data,
+        ),
+      ).toEqual([expect.objectContaining({ invoice_id: invoice.id })]);
+
+      // Stripe ends it at the end of that period.
+      expect(fake.billing.cycle(m.subscriptionId, { outcome: 'paid' }).subscription.status).toBe('canceled');
+      await deliver(t, deleted(m.subscriptionId));
+      expect((await endedEvents(m.membershipId)).map((event) => event.data)).toEqual([
+        expect.objectContaining({
+          reason: 'cancelled_by_member',
+          paid_through: new Date(period.current_period_end * 1000).toISOString(),
+        }),
+      ]);
+      expect(
+        await t.deps.db.membershipInvoice.findUniqueOrThrow({ where: { stripeInvoiceId: invoice.id } }),
+      ).toMatchObject({ reviewReason: null, refundedAt: null });
+      expect(fake.refunds.filter((refund) => refund.metadata.invoice_id === invoice.id)).toEqual([]);
+    };
+    try {
+      await scenario('retried');
+      await scenario('not yet collected');
+      await scenario('staff refused');
+    } finally {
+      await down.close();
+    }
   });
 
   it('when staff end a membership now, then it ends at once with one membership.ended, the later deleted notification changes nothing, and a second request is 409', async () => {

@@ -201,6 +201,66 @@ describe('recurring membership billing from Stripe notifications', () => {
     expect(succeeded[1]!.data).toMatchObject({ recovered: false, attempt_count: 1 });
   });
 
+  it('when Stripe starts the next period but has not collected its renewal yet (the subscription still active), then expires_at stays at the end of the period paid for; when that renewal then fails for good and the subscription ends, membership.ended reports that date as paid through', async () => {
+    const m = await activeMembership();
+    const before = await membershipOf(m.membershipId);
+    const cycled = fake.billing.cycle(m.subscriptionId, 'later');
+    expect(cycled.subscription.status).toBe('active');
+    await deliver(subscriptionEvent('customer.subscription.updated', cycled.subscription));
+    expect(await membershipOf(m.membershipId)).toMatchObject({
+      status: 'active',
+      periodStart: before.periodStart,
+      expiresAt: before.expiresAt,
+    });
+
+    const last = fake.billing.retryInvoice(cycled.invoice!.id, {
+      outcome: 'failed',
+      final: true,
+      afterFinal: 'canceled',
+    });
+    await deliver(failed(last.invoice), subscriptionEvent('customer.subscription.deleted', last.subscription!));
+    expect(await membershipOf(m.membershipId)).toMatchObject({
+      status: 'ended',
+      endReason: 'payment_failed',
+      expiresAt: before.expiresAt,
+    });
+    expect((await events(m.membershipId, 'membership.ended')).map((event) => event.data)).toEqual([
+      expect.objectContaining({ paid_through: before.expiresAt!.toISOString() }),
+    ]);
+    expect(await events(m.membershipId, 'membership.renewed')).toHaveLength(0);
+  });
+
+  it('when a renewal not collected at first is then paid, then expires_at moves to the new period end only then, whether the subscription update is handled before the payment or after it, or the payment is found by the reconcile read alone', async () => {
+    const renew = async (order: 'updated first' | 'paid first' | 'no notification') => {
+      const m = await activeMembership();
+      const before = await membershipOf(m.membershipId);
+      const cycled = fake.billing.cycle(m.subscriptionId, 'later');
+      const updated = subscriptionEvent('customer.subscription.updated', cycled.subscription);
+      if (order !== 'paid first') {
+        await deliver(updated);
+        expect((await membershipOf(m.membershipId)).expiresAt).toEqual(before.expiresAt);
+      }
+      const { invoice } = fake.billing.retryInvoice(cycled.invoice!.id, { outcome: 'paid' });
+      if (order === 'no notification') {
+        await syncMembership(
+          { db: t.deps.db, config: t.deps.config, stripe: t.deps.stripe! },
+          { subscriptionId: m.subscriptionId },
+        );
+      } else await deliver(paid(invoice));
+      if (order === 'paid first') await deliver(updated);
+      const item = cycled.subscription.items.data[0]!;
+      expect(await membershipOf(m.membershipId)).toMatchObject({
+        status: 'active',
+        periodStart: new Date(item.current_period_start * 1000),
+        expiresAt: new Date(item.current_period_end * 1000),
+      });
+      expect(await events(m.membershipId, 'membership.renewed')).toHaveLength(1);
+    };
+    await renew('updated first');
+    await renew('paid first');
+    await renew('no notification');
+  });
+
   it('when renewal attempts fail until retries run out and the member then pays, then past_due once, payment_failed per attempt (final on the last), paused_for_payment with grace and the sealed pay link, and payment_succeeded{recovered:true}', async () => {
     const m = await activeMembership();
     const before = await membershipOf(m.membershipId);

@@ -228,6 +228,24 @@ describe('subscriptions', () => {
     expect(item(await stripe.subscriptions.retrieve(subscription.id)).current_period_end).toBe(next);
   });
 
+  it('renews with the payment to come: active in the next period while its invoice waits, unattempted, for collection', async () => {
+    const { subscription } = await subscribe(2500);
+    fake.billing.payFirstInvoice(subscription.id);
+    const end = item(subscription).current_period_end;
+
+    const { subscription: renewed, invoice } = fake.billing.cycle(subscription.id, 'later');
+    expect(renewed.status).toBe('active');
+    expect(renewed.items.data[0]!.current_period_start).toBe(end);
+    expect(invoice).toMatchObject({ status: 'open', attempt_count: 0, amount_paid: 0 });
+    expect(invoice!.next_payment_attempt).toBeGreaterThan(seconds());
+    expect(invoiceOf(await stripe.subscriptions.retrieve(subscription.id, { expand: ['latest_invoice'] })).id).toBe(
+      invoice!.id,
+    );
+
+    const paid = fake.billing.retryInvoice(invoice!.id, { outcome: 'paid' });
+    expect(paid.invoice).toMatchObject({ status: 'paid', attempt_count: 1 });
+  });
+
   it('goes past_due on a failed renewal, unpaid after the final retry, and active once the invoice is paid', async () => {
     const { subscription } = await subscribe(2500);
     fake.billing.payFirstInvoice(subscription.id);

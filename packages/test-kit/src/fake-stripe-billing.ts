@@ -400,12 +400,14 @@ export function createBillingState(intents: Map<string, FakePaymentIntent>) {
     /**
      * The current period ends. As Stripe, the items move on to the next period whatever the
      * payment does, and its invoice (billing_reason subscription_cycle) is attempted: paid →
-     * active; failed → past_due with a retry scheduled, or, when `final`, the `afterFinal` status.
+     * active; failed → past_due with a retry scheduled, or, when `final`, the `afterFinal` status;
+     * `later`: not attempted yet (Stripe collects a renewal about an hour after it starts the
+     * period; settle it with retryInvoice), and the subscription stays active meanwhile.
      * A subscription set to cancel at period end is canceled instead, with no invoice.
      */
     cycle(
       subscriptionId: string,
-      result: AttemptOutcome,
+      result: AttemptOutcome | 'later',
     ): { subscription: FakeSubscription; invoice: FakeInvoice | null } {
       const subscription = found(subscriptions, subscriptionId, 'subscription');
       if (subscription.status !== 'active' && subscription.status !== 'past_due') {
@@ -418,7 +420,7 @@ export function createBillingState(intents: Map<string, FakePaymentIntent>) {
       }
       startPeriod(subscription, end);
       const invoice = subscriptionInvoice(subscription, 'subscription_cycle', { start, end });
-      if (invoice.status === 'open') attempt(invoice, result);
+      if (invoice.status === 'open' && result !== 'later') attempt(invoice, result);
       return { subscription: snapshot(subscription), invoice: snapshot(invoice) };
     },
 

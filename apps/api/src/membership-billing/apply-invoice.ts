@@ -10,7 +10,7 @@ import {
   recordSubscriptionStarted,
   type SucceededReason,
 } from './billing-events';
-import { lateReason } from './late-money';
+import { endsOf, lateReason } from './late-money';
 
 // Invoice facts, applied once per invoice (a paid invoice) or per attempt (a failed one), with
 // the membership locked. They emit the money events; the membership's status is converged from
@@ -58,7 +58,7 @@ export async function applyInvoicePaid(
   if (stored?.status === 'paid') return false;
   const create = facts.billingReason === 'subscription_create';
   const terminal = isTerminalMembership(membership.status);
-  const ends = { endRequestedAt: membership.endRequestedAt, endedAt: membership.endedAt ?? subscriptionEndedAt };
+  const ends = endsOf(membership, subscriptionEndedAt);
   const late =
     lateReason(ends, facts) ??
     // Ended with no time to judge by (none is expected): nothing can be kept.

@@ -27,13 +27,13 @@ export function cancellationView(membership: Membership): MembershipCancellation
 
 /**
  * Ends a membership, at once or at the end of the period paid for. Transaction 1 locks it,
- * checks it is live and stamps who asked and when: from that moment money for a later period is
- * given back, whatever the provider does meanwhile. Then the provider is asked (recurring):
- * cancel now, or cancel_at_period_end. Transaction 2 converges from the subscription it answered
- * with, as a notification would: `now` ends it with `membership.ended` (the provider's later
- * deleted notification finds it ended). A fixed-term membership has nothing at the provider:
- * `now` ends it in transaction 1, with no refund; `period_end` lets it expire at its term.
- * Members may only cancel at period end.
+ * checks it is live and stamps who asked, when and for which end: from that moment money for a
+ * later period is given back (for `now`, any money paid from then on), whatever the provider does
+ * meanwhile. Then the provider is asked (recurring): cancel now, or cancel_at_period_end.
+ * Transaction 2 converges from the subscription it answered with, as a notification would: `now`
+ * ends it with `membership.ended` (the provider's later deleted notification finds it ended). A
+ * fixed-term membership has nothing at the provider: `now` ends it in transaction 1, with no
+ * refund; `period_end` lets it expire at its term. Members may only cancel at period end.
  */
 export async function cancelMembership(
   deps: { db: Db; config: BillingDeps['config']; stripe: Stripe | null },
@@ -51,11 +51,17 @@ export async function cancelMembership(
     if (!membership) throw new AppError('membership_not_found');
     assertMembershipAllows(membership.status, 'cancel');
     // The first request's stamp stands (a repeated period_end keeps its time), except that
-    // staff ending it now take the end over: the end is theirs, at their time.
+    // staff ending it now take the end over: the end is theirs, at their time, and no longer at
+    // period end (late-money.ts judges by the kind).
     const stamp =
       membership.endRequestedAt && request.at === 'period_end'
         ? {}
-        : { endRequestedAt: requestedAt, endRequestedBy: actor.requestedBy, endRequestedKeyId: actor.keyId };
+        : {
+            endRequestedAt: requestedAt,
+            endRequestedBy: actor.requestedBy,
+            endRequestedKeyId: actor.keyId,
+            periodEndRequestedAt: request.at === 'period_end' ? requestedAt : null,
+          };
     if (membership.billing === 'fixed_term') {
       if (request.at === 'period_end') {
         return tx.membership.update({ where: { id: membership.id }, data: { ...stamp, cancelAtPeriodEnd: true } });
@@ -79,6 +85,7 @@ export async function cancelMembership(
       endRequestedAt: membership.endRequestedAt,
       endRequestedBy: membership.endRequestedBy,
       endRequestedKeyId: membership.endRequestedKeyId,
+      periodEndRequestedAt: membership.periodEndRequestedAt,
     };
     return { ...(await tx.membership.update({ where: { id: membership.id }, data: stamp })), earlier };
   });
@@ -92,7 +99,7 @@ export async function cancelMembership(
     subscription = await providerCall(() => askProvider(stripe, subscriptionId, membershipId, request.at));
   } catch (error) {
     // The provider did not take the request: the end pending is the one before it (none, or the
-    // member's at period end), so later renewals are judged as they were.
+    // member's at period end, with its kind), so later renewals are judged as they were.
     await deps.db.membership.updateMany({
       where: { id: membershipId, endRequestedAt: requestedAt, status: { notIn: ['ended', 'expired', 'cancelled'] } },
       data: stamped.earlier,

@@ -6,7 +6,7 @@ import { addDays } from '../membership-freezes/freeze-dates';
 import { subscriptionEndedAt, subscriptionPeriod, type InvoiceFacts } from './billing-facts';
 import { closeEndedMembership } from './close-ended-membership';
 import { recordEnded, recordPastDue, recordPausedForPayment, type DueInvoice, type EndReason } from './billing-events';
-import { markLateInvoices } from './late-money';
+import { endsOf, markLateInvoices } from './late-money';
 
 /**
  * The membership status the provider's subscription calls for, or null for "leave it": an
@@ -50,6 +50,18 @@ function endReason(membership: LockedMembership, subscription: Stripe.Subscripti
   return 'provider';
 }
 
+/**
+ * Whether the subscription's current period is paid for, as its newest invoice tells: that
+ * invoice is paid, has nothing to pay (a trial), or bills an earlier period (none bills this
+ * one). A renewed subscription stays `active` while its renewal invoice is a draft (about an
+ * hour) and through its first payment attempt: until that invoice is paid the period is not, and
+ * the paid invoice moves the paid-through date itself (apply-invoice.ts), whichever comes first.
+ */
+function periodPaidFor(period: { start: Date }, latest: InvoiceFacts | null): boolean {
+  if (!latest || latest.status === 'paid' || latest.amountDueCents === 0) return true;
+  return latest.periodStart === null || latest.periodStart.getTime() < period.start.getTime();
+}
+
 /** The open invoice a payment status is about: the provider's latest, or the newest one stored. */
 async function dueInvoice(tx: Tx, membershipId: string, latest: InvoiceFacts | null): Promise<DueInvoice | null> {
   if (latest && latest.status === 'open') return latest;
@@ -63,9 +75,10 @@ async function dueInvoice(tx: Tx, membershipId: string, latest: InvoiceFacts | n
 
 /**
  * Brings a locked membership to what the re-read subscription says: status, cancel_at_period_end
- * and, while it is active, the paid period. Each transition is taken under the lock from the
- * status read there, so its event is recorded once however many notifications, requests and
- * jobs converge at the same time; an ended, expired or cancelled membership never changes.
+ * and, while it is active, its current period once that is paid for. Each transition is taken
+ * under the lock from the status read there, so its event is recorded once however many
+ * notifications, requests and jobs converge at the same time; an ended, expired or cancelled
+ * membership never changes.
  * Returns the transition made, if any.
  */
 export async function convergeMembership(
@@ -89,9 +102,9 @@ export async function convergeMembership(
     where: { id: membership.id },
     data: { cancelAtPeriodEnd: subscription.cancel_at_period_end, stripeSyncedAt },
   });
-  // An active subscription's current period is paid for (unless the member is on the way out,
-  // when a renewal would be given back).
-  if (target === 'active' && period && !membership.endRequestedAt) {
+  // An active subscription's current period, once it is paid for (unless the member is on the
+  // way out, when a renewal would be given back; a kept one moves it as it is applied).
+  if (target === 'active' && period && !membership.endRequestedAt && periodPaidFor(period, latest)) {
     await tx.$executeRaw`
       UPDATE memberships SET
         starts_at = COALESCE(starts_at, ${period.start}),
@@ -107,7 +120,7 @@ export async function convergeMembership(
       where: { id: membership.id },
       data: { status: 'ended', endedAt, endReason: endReason(membership, subscription), graceEndsAt: null },
     });
-    await markLateInvoices(tx, { id: membership.id, endRequestedAt: membership.endRequestedAt, endedAt });
+    await markLateInvoices(tx, { id: membership.id, ...endsOf(membership, endedAt) });
     const ended = await tx.membership.findUniqueOrThrow({ where: { id: membership.id } });
     await recordEnded(tx, ended, {
       reason: endReason(membership, subscription),

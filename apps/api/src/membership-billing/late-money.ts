@@ -1,27 +1,53 @@
-import type { Db, Tx } from '@booking/db';
+import type { Db, Membership, Tx } from '@booking/db';
 import type Stripe from 'stripe';
 import { isAlreadyRefunded } from '../payments/provider-call';
 import { invoicePaymentIntent } from '../payments/stripe-ids';
 import type { InvoiceFacts } from './billing-facts';
 
 // Money a membership cannot keep: a payment for a period that starts at or after the member (or
-// staff) asked for the end, a payment made after that request, or one made after the provider
-// ended the subscription. It never extends or reopens the membership; the invoice is marked for
-// review and its payment refunded in full after the commit.
+// staff) asked for the end; for an end now, also a payment made after that request (an end at
+// period end lets the member keep the current period, so its payment is kept whenever it comes);
+// and one made after the provider ended the subscription. It never extends or reopens the
+// membership; the invoice is marked for review and its payment refunded in full after the commit.
 
-/** When the end was asked for (ours, ms) and when it happened (the provider's, whole seconds). */
+/**
+ * When the end was asked for (ours, ms) and whether at period end, and when it happened (the
+ * provider's, whole seconds).
+ */
 export interface Ends {
   endRequestedAt: Date | null;
+  atPeriodEnd: boolean;
   endedAt: Date | null;
 }
 
 /**
+ * The ends of a membership row; `providerEndedAt` stands in for an end not recorded yet. The
+ * request is at period end only while the stamp it was asked with stands: an end now takes it
+ * over with its own time, and a pod of the previous release stamps no kind, so its requests are
+ * judged as an end now (which gives back more, never less).
+ */
+export function endsOf(
+  membership: Pick<Membership, 'endRequestedAt' | 'periodEndRequestedAt' | 'endedAt'>,
+  providerEndedAt: Date | null = null,
+): Ends {
+  const { endRequestedAt, periodEndRequestedAt } = membership;
+  return {
+    endRequestedAt,
+    atPeriodEnd:
+      endRequestedAt !== null &&
+      periodEndRequestedAt !== null &&
+      periodEndRequestedAt.getTime() === endRequestedAt.getTime(),
+    endedAt: membership.endedAt ?? providerEndedAt,
+  };
+}
+
+/**
  * Why the invoice's money cannot be kept, or null when it can, judged only from the times: the
- * end request and the end itself, never from the membership's status at the moment the
- * notification happens to be handled, so every delivery order judges an invoice the same way.
- * The request time is ours (ms); an end the provider reported is in whole seconds, as its
- * invoice times are, so a payment in that same second came first (the provider stops collecting
- * when it ends a subscription).
+ * end request (and its kind, fixed with it) and the end itself, never from the membership's
+ * status at the moment the notification happens to be handled, so every delivery order judges an
+ * invoice the same way. The request time is ours (ms); an end the provider reported is in whole
+ * seconds, as its invoice times are, so a payment in that same second came first (the provider
+ * stops collecting when it ends a subscription).
  */
 export function lateReason(ends: Ends, invoice: Pick<InvoiceFacts, 'periodStart' | 'paidAt'>): string | null {
   const { endRequestedAt, endedAt } = ends;
@@ -29,7 +55,8 @@ export function lateReason(ends: Ends, invoice: Pick<InvoiceFacts, 'periodStart'
     time !== null && (inclusive ? time.getTime() >= cutoff.getTime() : time.getTime() > cutoff.getTime());
   if (
     endRequestedAt &&
-    (after(invoice.periodStart, endRequestedAt, true) || after(invoice.paidAt, endRequestedAt, true))
+    (after(invoice.periodStart, endRequestedAt, true) ||
+      (!ends.atPeriodEnd && after(invoice.paidAt, endRequestedAt, true)))
   )
     return 'paid_after_end_requested';
   if (endedAt && (after(invoice.periodStart, endedAt, false) || after(invoice.paidAt, endedAt, false)))
