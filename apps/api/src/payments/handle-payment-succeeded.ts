@@ -1,5 +1,5 @@
 import type { Db } from '@booking/db';
-import { bookingAllows } from '@booking/domain';
+import { bookingAllows, isUuid } from '@booking/domain';
 import type { Logger } from '@booking/logging';
 import type Stripe from 'stripe';
 import { confirmBooking } from '../bookings/confirm-booking';
@@ -26,7 +26,8 @@ type Outcome =
  */
 export async function handlePaymentSucceeded(deps: Deps, eventId: string, intent: Stripe.PaymentIntent): Promise<void> {
   const bookingId = intent.metadata?.booking_id;
-  if (!bookingId) return;
+  // Another system's intent on the account may name its own bookings: not ids of ours.
+  if (!bookingId || !isUuid(bookingId)) return;
   const paidCents = intent.amount_received || intent.amount;
 
   const outcome = await deps.db.$transaction(async (tx): Promise<Outcome> => {
@@ -34,7 +35,16 @@ export async function handlePaymentSucceeded(deps: Deps, eventId: string, intent
       INSERT INTO provider_events (id, type) VALUES (${eventId}, 'payment_intent.succeeded') ON CONFLICT (id) DO NOTHING`;
     // The notification is authenticated by its signature; the booking names its own tenant.
     const booking = await findBookingForUpdate(tx, bookingId, ANY_TENANT);
-    if (!booking) return { kind: 'ignored' };
+    // Only the intent made for the booking pays it: any other intent naming it (another
+    // integration on the same Stripe account) was not asked for its amount by us.
+    if (!booking || booking.paymentIntentId !== intent.id) {
+      if (booking)
+        deps.logger?.warn(
+          { bookingId, paymentIntentId: intent.id },
+          'a payment names a booking it was not made for; ignored',
+        );
+      return { kind: 'ignored' };
+    }
     const payment = await tx.payment.findUnique({ where: { providerReference: intent.id } });
 
     if (first === 0 || payment) {
