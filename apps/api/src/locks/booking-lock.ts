@@ -25,8 +25,6 @@ export interface LockedBooking {
   checkedInAt: Date | null;
   /** The membership presented with the booking, whose visits and discount it holds. */
   membershipId: string | null;
-  /** The PaymentIntent made for it (create-payment-intent), the one card payment that pays it. */
-  paymentIntentId: string | null;
   customerEmail: string;
   requiresWaiver: boolean;
 }
@@ -49,7 +47,6 @@ interface BookingRow {
   reissued_gift_card_id: string | null;
   checked_in_at: Date | null;
   membership_id: string | null;
-  payment_intent_id: string | null;
 }
 
 /**
@@ -94,7 +91,7 @@ async function selectBookingForUpdate(
   const [row] = await tx.$queryRaw<BookingRow[]>`
     SELECT id, tenant_id, status::text AS status, experience_id, venue_id, slot_id, customer_id, hold_id,
            guest_count, unit_price_cents, total_cents, gift_card_applied_cents, currency, review_reason,
-           reissued_gift_card_id, checked_in_at, membership_id, payment_intent_id
+           reissued_gift_card_id, checked_in_at, membership_id
     FROM bookings
     WHERE id = ${bookingId}::uuid AND (${tenantId}::uuid IS NULL OR tenant_id = ${tenantId}::uuid)
     FOR UPDATE ${wait}`;
@@ -131,7 +128,6 @@ function bookingOf(row: BookingRow, context: { customer_email: string; requires_
     reissuedGiftCardId: row.reissued_gift_card_id,
     checkedInAt: row.checked_in_at && new Date(row.checked_in_at),
     membershipId: row.membership_id,
-    paymentIntentId: row.payment_intent_id,
     customerEmail: context.customer_email,
     requiresWaiver: context.requires_waiver,
   };

@@ -35,16 +35,7 @@ export async function handlePaymentSucceeded(deps: Deps, eventId: string, intent
       INSERT INTO provider_events (id, type) VALUES (${eventId}, 'payment_intent.succeeded') ON CONFLICT (id) DO NOTHING`;
     // The notification is authenticated by its signature; the booking names its own tenant.
     const booking = await findBookingForUpdate(tx, bookingId, ANY_TENANT);
-    // Only the intent made for the booking pays it: any other intent naming it (another
-    // integration on the same Stripe account) was not asked for its amount by us.
-    if (!booking || booking.paymentIntentId !== intent.id) {
-      if (booking)
-        deps.logger?.warn(
-          { bookingId, paymentIntentId: intent.id },
-          'a payment names a booking it was not made for; ignored',
-        );
-      return { kind: 'ignored' };
-    }
+    if (!booking) return { kind: 'ignored' };
     const payment = await tx.payment.findUnique({ where: { providerReference: intent.id } });
 
     if (first === 0 || payment) {
