@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import {
+  clientIp,
   createTestApp,
   deliverStripeEvent,
   keyIdOf,
@@ -478,6 +479,173 @@ describe('operator price changes', () => {
       priceCents: 3_500,
       stripePriceId: newPrice.id,
     });
+  });
+
+  /** An online purchase of `plan`, unpaid: the membership is pending_payment on the plan's Price. */
+  async function purchase(planId: string) {
+    const res = await request(t.app)
+      .post('/api/orders/memberships')
+      .set('X-Forwarded-For', clientIp())
+      .send({
+        tenant: demo.tenant.slug,
+        plan_id: planId,
+        customer: { email: `buyer-${randomUUID()}@example.com`, first_name: 'Ada' },
+      });
+    expect(res.status).toBe(201);
+    return res.body as { membership_id: string; subscription_id: string };
+  }
+  /** The first invoice paid, its invoice.paid notification delivered `times` times at once. */
+  async function payFirst(subscriptionId: string, times = 1) {
+    const { invoice } = fake.billing.payFirstInvoice(subscriptionId);
+    const event = signedBillingEvent('invoice.paid', invoice, { secret: TEST_WEBHOOK_SECRET });
+    const answers = await Promise.all(Array.from({ length: times }, () => deliverStripeEvent(t, event)));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(times).fill(200));
+  }
+  const priceChanges = (membershipId: string) =>
+    t.deps.db.membershipChange.findMany({ where: { membershipId, kind: 'price_change' } });
+
+  it('when members join the plan after its price change was scheduled (bought then, bought before but paid then, or plan-changed into it), then each gets one price_change_scheduled and the job moves it', async () => {
+    const plan = await recurringPlan(3_000);
+    const other = await recurringPlan(2_500);
+    const pendingAtScheduling = await purchase(plan.id);
+    const mover = await member(other);
+    expect((await planChange(mover.id, { to_plan_id: plan.id, when: 'period_end' })).status).toBe(201);
+    const effectiveOn = tomorrow();
+    const res = await priceChange(plan.id, { price_cents: 3_500, effective_on: effectiveOn });
+    expect([res.status, res.body.scheduled, res.body.skipped]).toEqual([201, [], []]);
+    const newPrice: string = res.body.stripe_price_id;
+
+    // Bought after the scheduling: the subscription starts on the plan's Price of the day.
+    const late = await purchase(plan.id);
+    expect(itemPrice(late.subscription_id)).toBe(plan.stripePriceId);
+    await payFirst(late.subscription_id, 2);
+    await payFirst(pendingAtScheduling.subscription_id);
+    // The mover's renewal bills the plan it moved to, at that plan's Price of the day.
+    const { invoice } = fake.billing.cycle(mover.stripeSubscriptionId!, { outcome: 'paid' });
+    expect(
+      (await deliverStripeEvent(t, signedBillingEvent('invoice.paid', invoice!, { secret: TEST_WEBHOOK_SECRET })))
+        .status,
+    ).toBe(200);
+    expect(await t.deps.db.membership.findUniqueOrThrow({ where: { id: mover.id } })).toMatchObject({
+      planId: plan.id,
+      priceCents: 3_000,
+    });
+    const joined = [late.membership_id, pendingAtScheduling.membership_id, mover.id];
+
+    // Two job runs at once: each joiner gets one change and one event, and its subscription is moved once.
+    await Promise.all([applyPriceChanges(t.deps), applyPriceChanges(t.deps)]);
+    await applyPriceChanges(t.deps);
+    for (const id of joined) {
+      const changes = await priceChanges(id);
+      expect(changes).toHaveLength(1);
+      expect(changes[0]).toMatchObject({
+        status: 'pending',
+        toPriceId: newPrice,
+        fromPriceCents: 3_000,
+        toPriceCents: 3_500,
+        effectiveAt: new Date(`${effectiveOn}T00:00:00.000Z`),
+      });
+      expect(changes[0]!.providerAppliedAt).not.toBeNull();
+      const events = await eventsOf(id, 'membership.price_change_scheduled');
+      expect(events).toHaveLength(1);
+      expect(events[0]!.data).toMatchObject({
+        membership_id: id,
+        plan_id: plan.id,
+        change_id: changes[0]!.id,
+        from_price_cents: 3_000,
+        to_price_cents: 3_500,
+        effective_at: `${effectiveOn}T00:00:00.000Z`,
+        actor_user_id: null,
+      });
+      const { stripeSubscriptionId } = await t.deps.db.membership.findUniqueOrThrow({ where: { id } });
+      expect(itemPrice(stripeSubscriptionId!)).toBe(newPrice);
+      const swaps = fake
+        .requestsTo('POST', `/v1/subscriptions/${stripeSubscriptionId}`)
+        .filter((r) => r.idempotencyKey === `membership-change-${changes[0]!.id}-swap`);
+      expect(swaps).toHaveLength(1);
+    }
+  });
+
+  it('when a purchase made before the new price took effect is paid after, then the job moves it to the plan’s price from its first renewal', async () => {
+    const plan = await recurringPlan(3_000);
+    const bought = await purchase(plan.id);
+    const effectiveOn = tomorrow();
+    const res = await priceChange(plan.id, { price_cents: 2_800, effective_on: effectiveOn });
+    expect(res.status).toBe(201);
+    const dayAfter = new Date(Date.parse(`${effectiveOn}T00:00:00Z`) + 1000);
+    await applyPriceChanges(t.deps, dayAfter);
+    expect(await t.deps.db.membershipPlan.findUniqueOrThrow({ where: { id: plan.id } })).toMatchObject({
+      priceCents: 2_800,
+      stripePriceId: res.body.stripe_price_id,
+    });
+
+    await payFirst(bought.subscription_id);
+    expect(itemPrice(bought.subscription_id)).toBe(plan.stripePriceId);
+    await applyPriceChanges(t.deps, dayAfter);
+    const [change, ...more] = await priceChanges(bought.membership_id);
+    expect(more).toHaveLength(0);
+    expect(change).toMatchObject({ toPriceId: res.body.stripe_price_id, toPriceCents: 2_800, effectiveAt: dayAfter });
+    expect(await eventsOf(bought.membership_id, 'membership.price_change_scheduled')).toHaveLength(1);
+    expect(itemPrice(bought.subscription_id)).toBe(res.body.stripe_price_id);
+
+    // Its first renewal bills the new price, and its paid invoice applies the change.
+    const { invoice } = fake.billing.cycle(bought.subscription_id, { outcome: 'paid' });
+    expect(invoice!.amount_paid).toBe(2_800);
+    await deliverStripeEvent(t, signedBillingEvent('invoice.paid', invoice!, { secret: TEST_WEBHOOK_SECRET }));
+    expect(await t.deps.db.membership.findUniqueOrThrow({ where: { id: bought.membership_id } })).toMatchObject({
+      priceCents: 2_800,
+      stripePriceId: res.body.stripe_price_id,
+    });
+    // New buyers now start on the new Price and have nothing to follow.
+    const after = await purchase(plan.id);
+    expect(itemPrice(after.subscription_id)).toBe(res.body.stripe_price_id);
+    await payFirst(after.subscription_id);
+    await applyPriceChanges(t.deps, dayAfter);
+    expect(await priceChanges(after.membership_id)).toHaveLength(0);
+  });
+
+  it('when a scheduling failed part way, then the same request again (even at once, or while the job runs) schedules the rest and lists those done as scheduled; another price or day is 409 change_pending', async () => {
+    const plan = await recurringPlan(3_000);
+    const [a, b] = [await member(plan), await member(plan)];
+    const effectiveOn = tomorrow();
+    const body = { price_cents: 3_300, effective_on: effectiveOn };
+    // Sent twice at once: both carry on with the one change, and each member gets it once.
+    const [first, twin] = await Promise.all([priceChange(plan.id, body), priceChange(plan.id, body)]);
+    expect([first.status, twin.status]).toEqual([201, 201]);
+    expect(twin.body.stripe_price_id).toBe(first.body.stripe_price_id);
+    const byMember = (scheduled: { membership_id: string; change_id: string }[]) =>
+      [...scheduled].sort((x, y) => x.membership_id.localeCompare(y.membership_id));
+    expect(byMember(twin.body.scheduled)).toEqual(byMember(first.body.scheduled));
+    const changeOf = (id: string) =>
+      first.body.scheduled.find((s: { membership_id: string }) => s.membership_id === id).change_id as string;
+    // As if the request had stopped after `a`: b was never reached, and c is there too.
+    await t.deps.db.membershipChange.delete({ where: { id: changeOf(b.id) } });
+    await t.deps.db.event.deleteMany({ where: { entityId: b.id, name: 'membership.price_change_scheduled' } });
+    const c = await member(plan);
+
+    // Again, while the job runs: whichever reaches a member first schedules it.
+    const [retry] = await Promise.all([priceChange(plan.id, body), applyPriceChanges(t.deps)]);
+    expect(retry.status).toBe(201);
+    expect(retry.body.stripe_price_id).toBe(first.body.stripe_price_id);
+    expect(retry.body.skipped).toEqual([]);
+    const scheduled = new Map(
+      retry.body.scheduled.map((s: { membership_id: string; change_id: string }) => [s.membership_id, s.change_id]),
+    );
+    expect([...scheduled.keys()].sort()).toEqual([a.id, b.id, c.id].sort());
+    expect(scheduled.get(a.id)).toBe(changeOf(a.id));
+    for (const m of [a, b, c]) {
+      const [change, ...more] = await priceChanges(m.id);
+      expect([change!.id, more]).toEqual([scheduled.get(m.id), []]);
+      expect(await eventsOf(m.id, 'membership.price_change_scheduled')).toHaveLength(1);
+    }
+
+    for (const other of [
+      { price_cents: 3_400, effective_on: effectiveOn },
+      { price_cents: 3_300, effective_on: new Date(Date.now() + 2 * DAY).toISOString().slice(0, 10) },
+    ]) {
+      const refused = await priceChange(plan.id, other);
+      expect([refused.status, refused.body.error]).toEqual([409, 'change_pending']);
+    }
   });
 
   it('when a price change is refused, then each refusal has its code', async () => {

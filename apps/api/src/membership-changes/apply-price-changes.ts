@@ -1,14 +1,20 @@
 import type { Db } from '@booking/db';
 import type Stripe from 'stripe';
+import { lockMembershipUnlessBusy } from '../locks';
+import { BILLED, followPlanPrice } from './follow-plan-price';
 import { swapSubscriptionPrice } from './swap-subscription-price';
 
 const BATCH = 50;
 /** A swap is one provider round trip; the change row stays locked while it runs. */
 const SWAP_TIMEOUT_MS = 30_000;
-const LIVE = ['active', 'past_due', 'frozen', 'paused_for_payment'];
 
 /**
  * The apply-price-changes job, one batch:
+ * 0. billed recurring memberships that joined a plan after its price change was scheduled (a
+ *    purchase paid since, or a plan change into it applied since), or that had another change
+ *    pending then which has gone, follow the plan's price (followPlanPrice: a pending
+ *    price_change and membership.price_change_scheduled, once per membership and Price; each
+ *    membership locked unless busy, so concurrent runs and the scheduling request take turns);
  * 1. plans whose scheduled price has come make it their price for new buyers;
  * 2. each pending price_change not yet told to the provider, whose membership's next renewal
  *    (expires_at) is on or after the change's effective_at, has its subscription item swapped to
@@ -23,20 +29,21 @@ const LIVE = ['active', 'past_due', 'frozen', 'paused_for_payment'];
  */
 export async function applyPriceChanges(deps: { db: Db; stripe: Stripe | null }, now = new Date()): Promise<number> {
   const { db, stripe } = deps;
+  const followed = await followPlanPrices(db, now);
   const plans = await db.$executeRaw`
     UPDATE membership_plans
     SET price_cents = next_price_cents, stripe_price_id = next_stripe_price_id,
         next_price_cents = NULL, next_stripe_price_id = NULL, next_price_effective_at = NULL, updated_at = now()
     WHERE next_price_effective_at <= ${now}`;
-  if (!stripe) return plans;
+  if (!stripe) return followed + plans;
 
   const due = await db.$queryRaw<{ id: string }[]>`
     SELECT c.id FROM membership_changes c JOIN memberships m ON m.id = c.membership_id
     WHERE c.kind = 'price_change' AND c.status = 'pending' AND c.provider_applied_at IS NULL
-      AND (m.expires_at >= c.effective_at OR m.status::text <> ALL (${LIVE}::text[]))
+      AND (m.expires_at >= c.effective_at OR m.status::text <> ALL (${[...BILLED]}::text[]))
     ORDER BY c.effective_at, c.id
     LIMIT ${BATCH}`;
-  let moved = plans;
+  let moved = followed + plans;
   for (const { id } of due) {
     try {
       if (await swapOne(db, stripe, id)) moved += 1;
@@ -45,6 +52,32 @@ export async function applyPriceChanges(deps: { db: Db; stripe: Stripe | null },
     }
   }
   return moved;
+}
+
+/** Step 0: the memberships followPlanPrice would move, each in its own transaction. */
+async function followPlanPrices(db: Db, now: Date): Promise<number> {
+  const behind = await db.$queryRaw<{ id: string }[]>`
+    SELECT m.id FROM memberships m
+    JOIN membership_plans p ON p.id = m.plan_id
+    CROSS JOIN LATERAL (
+      SELECT COALESCE(p.next_stripe_price_id, CASE WHEN m.stripe_price_id IS NOT NULL THEN p.stripe_price_id END) AS price_id
+    ) target
+    WHERE m.billing = 'recurring' AND m.status::text = ANY (${[...BILLED]}::text[]) AND m.stripe_subscription_id IS NOT NULL
+      AND target.price_id IS NOT NULL AND m.stripe_price_id IS DISTINCT FROM target.price_id
+      AND NOT EXISTS (
+        SELECT 1 FROM membership_changes c WHERE c.membership_id = m.id
+          AND (c.status = 'pending' OR (c.kind = 'price_change' AND c.to_price_id = target.price_id)))
+    ORDER BY m.id
+    LIMIT ${BATCH}`;
+  let followed = 0;
+  for (const { id } of behind) {
+    const outcome = await db.$transaction(async (tx) => {
+      const membership = await lockMembershipUnlessBusy(tx, id);
+      return membership ? followPlanPrice(tx, membership, null, now) : null;
+    });
+    if (outcome?.outcome === 'scheduled') followed += 1;
+  }
+  return followed;
 }
 
 function swapOne(db: Db, stripe: Stripe, changeId: string): Promise<boolean> {
@@ -60,7 +93,7 @@ function swapOne(db: Db, stripe: Stripe, changeId: string): Promise<boolean> {
         include: { membership: { select: { status: true, stripeSubscriptionId: true, expiresAt: true } } },
       });
       const { membership } = change;
-      if (!LIVE.includes(membership.status) || !membership.stripeSubscriptionId) {
+      if (!(BILLED as readonly string[]).includes(membership.status) || !membership.stripeSubscriptionId) {
         await tx.membershipChange.update({
           where: { id: changeId },
           data: { status: 'cancelled', resolvedAt: new Date() },

@@ -70,7 +70,7 @@ export const membershipChangesOpenApi: OpenApiFeature = {
       operationId: 'schedulePlanPriceChange',
       summary: "Change a recurring plan's price from a day on (admin)",
       description:
-        "A new Stripe Price is made on the plan's product. New buyers pay it from effective_on; each live recurring member (active, past due, frozen or paused for payment) is moved to it at their first renewal on or after effective_on, announced now with membership.price_change_scheduled. Members with a change pending keep their price and are listed as skipped.",
+        "A new Stripe Price is made on the plan's product. New buyers pay it from effective_on; each live recurring member (active, past due, frozen or paused for payment) is moved to it at their first renewal on or after effective_on, announced now with membership.price_change_scheduled. Members with another change pending are listed as skipped: they keep their price unless that change ends without moving them off the plan, when they are moved too. Members who join the plan before effective_on (a purchase paid, a plan change applied) are moved the same way. The same request again (same price and day) carries on with the members not yet scheduled and lists those already scheduled.",
       access: apiKeyOf('admin'),
       parameters: [uuidPathParam('the plan id')],
       idempotency: 'Scoped to the route and the API key',
@@ -80,7 +80,7 @@ export const membershipChangesOpenApi: OpenApiFeature = {
         invalid_body: 'price_cents not a positive integer, or effective_on not a day, tomorrow (UTC) or later',
         membership_plan_not_found: 'no such plan in this tenant (also for an id that is not a uuid)',
         plan_invalid: 'the plan is not recurring, or has this price already',
-        change_pending: 'the plan has a price change scheduled already',
+        change_pending: 'the plan has another price change scheduled (a different price or day)',
         ...provider,
       },
     },

@@ -273,7 +273,10 @@ export const MembershipEvents = {
       description: 'the billing period the price is for',
     }),
     effective_at: Timestamp('when the new price first applies'),
-    actor_user_id: Id(),
+    actor_user_id: Nullable(
+      Id(),
+      'the admin who scheduled the price; null: the membership joined the plan (or its pending change ended) afterwards',
+    ),
   }),
 };
 
