@@ -5,6 +5,7 @@ import {
   bearer,
   cardPaidBooking,
   confirmedBooking,
+  createBooking,
   createTestApp,
   deliverStripeEvent,
   type FakePaymentIntent,
@@ -14,6 +15,7 @@ import {
   seedTenant,
   SHORT_DEADLINE_ENV,
   signedChargeRefundedEvent,
+  signedPaymentSucceededEvent,
   signedRefundEvent,
   startFakeStripe,
   stopFakeStripe,
@@ -852,6 +854,35 @@ describe('refunds through the payment provider', () => {
           amount_cents: booking.paidCents,
         },
       ]);
+    });
+
+    it('when a dashboard refund is reported before the payment it refunds was recorded, then it is answered 503 and recorded once the payment is, and the booking ends refunded', async () => {
+      const booked = await createBooking(t, demo, {});
+      const pi = await request(t.app)
+        .post(`/api/embed/bookings/${booked.booking_id}/payment-intent`)
+        .set('X-Forwarded-For', booked.ip)
+        .set('X-Booking-Token', booked.booking_token);
+      expect(pi.status).toBe(200);
+      const intent = fake.succeed((pi.body.client_secret as string).split('_secret_')[0]!);
+      // The payment's notification has not been handled (it failed and waits for redelivery)
+      // when staff refund the charge in full in the dashboard.
+      const dashboard = (await t.deps.stripe!.refunds.create({ payment_intent: intent.id })) as unknown as RefundObject;
+      const charge = signedChargeRefundedEvent(intent, [dashboard], { secret: TEST_WEBHOOK_SECRET });
+
+      const early = await deliver(charge);
+
+      expect([early.status, early.body.error]).toEqual([503, 'service_unavailable']);
+      expect(await t.deps.db.providerEvent.count({ where: { id: charge.event.id } })).toBe(0);
+
+      expect((await deliver(signedPaymentSucceededEvent(intent, { secret: TEST_WEBHOOK_SECRET }))).status).toBe(200);
+      expect(await bookingStatus(booked.booking_id)).toBe('confirmed');
+      expect((await deliver(charge)).status).toBe(200);
+
+      expect(await t.deps.db.refund.findMany({ where: { bookingId: booked.booking_id } })).toEqual([
+        expect.objectContaining({ providerRefundId: dashboard.id, amountCents: intent.amount, status: 'succeeded' }),
+      ]);
+      expect(await bookingStatus(booked.booking_id)).toBe('refunded');
+      expect(await eventsOf(booked.booking_id, 'booking.refunded')).toHaveLength(1);
     });
 
     it('when the paid amount was reissued as a gift card and the payment is then refunded in the dashboard, then the refund is recorded, the booking stays cancelled and is flagged', async () => {

@@ -1,4 +1,4 @@
-import { isUuid } from '@booking/domain';
+import { AppError, isUuid } from '@booking/domain';
 import type { Db, Tx } from '@booking/db';
 import type Stripe from 'stripe';
 import { ANY_TENANT, lockBooking } from '../locks';
@@ -120,7 +120,11 @@ async function reconcileOne(
   // recorded below as any refund made in Stripe: its money did go back.
   if (automatic && payment?.status === 'refunded') return null;
 
-  if (!payment || payment.method !== 'card') return null;
+  if (!payment) {
+    await awaitPaymentOfOurIntent(tx, intentId);
+    return null;
+  }
+  if (payment.method !== 'card') return null;
   const booking = await lockBooking(tx, payment.bookingId, ANY_TENANT);
   // Under the booking lock, a concurrent delivery about the same refund has either recorded it
   // (then this one stops here) or waits for us.
@@ -154,4 +158,21 @@ async function reconcileOne(
     keepBookingActive: false,
     raiseRefundedCentsBy: refund.amountCents,
   });
+}
+
+/**
+ * A refund made in the dashboard of a booking's intent whose payment is not recorded yet (its
+ * payment_intent.succeeded failed and waits for Stripe's redelivery, say while Redis was down):
+ * dropped, the payment would later confirm the booking with its money gone back. Answered 503,
+ * rolled back, so Stripe delivers the refund again, after the payment.
+ */
+async function awaitPaymentOfOurIntent(tx: Tx, intentId: string | null): Promise<void> {
+  if (!intentId) return;
+  const booking = await tx.booking.findUnique({ where: { paymentIntentId: intentId }, select: { id: true } });
+  if (booking) {
+    throw new AppError(
+      'service_unavailable',
+      'the payment this refund is of is not recorded yet; Stripe will redeliver',
+    );
+  }
 }
