@@ -103,7 +103,7 @@ describe('payments', () => {
       expect(created[0]!.body).toEqual({
         amount: String(6750 * 2),
         currency: 'usd',
-        automatic_payment_methods: { enabled: 'true' },
+        allowed_payment_method_types: { 0: 'card' },
         metadata: { booking_id: booked.booking_id, tenant_id: demo.tenant.id },
       });
       expect(created[0]!.idempotencyKey).toEqual(expect.any(String));
@@ -111,6 +111,7 @@ describe('payments', () => {
       expect(fake.intents.get(intentId)).toMatchObject({
         amount: 13500,
         currency: 'usd',
+        payment_method_types: ['card'],
         metadata: { booking_id: booked.booking_id },
       });
       const booking = await t.deps.db.booking.findUniqueOrThrow({ where: { id: booked.booking_id } });

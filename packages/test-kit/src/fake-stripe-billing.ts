@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FakePaymentIntent } from './fake-stripe';
 import {
+  moveClockTo,
   newId,
   newInvoice,
   newSubscription,
@@ -150,6 +151,7 @@ export function createBillingState(intents: Map<string, FakePaymentIntent>) {
       metadata: {},
       amount_received: 0,
       automatic_payment_methods: null,
+      payment_method_types: ['card'],
       livemode: false,
       created: at,
       last_payment_error: null,
@@ -369,6 +371,15 @@ export function createBillingState(intents: Map<string, FakePaymentIntent>) {
     // The controls: what Stripe does on its own, run by the test.
 
     /**
+     * Stripe's clock, as a test clock moved to `at` (seconds): what happens from now on (a price
+     * change prorated, a payment, an end) is stamped as if it were `at` and later, so a test can
+     * act inside a period that starts in the future (a renewal, which starts where the period
+     * before ended). `null` puts the real time back. One clock for every fake Stripe of the test
+     * file: put it back when done.
+     */
+    moveClockTo,
+
+    /**
      * The next `count` payments the API asks for (POST /v1/invoices/:id/pay, a price change billed
      * at once) are declined with `declineCode`.
      */
@@ -471,4 +482,5 @@ export type FakeBilling = Pick<
   | 'expireIncomplete'
   | 'expirePendingUpdate'
   | 'failNextPayments'
+  | 'moveClockTo'
 >;

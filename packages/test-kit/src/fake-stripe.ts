@@ -33,6 +33,7 @@ export interface FakePaymentIntent {
   metadata: Record<string, string>;
   amount_received: number;
   automatic_payment_methods: { enabled: boolean } | null;
+  payment_method_types: string[];
   livemode: false;
   created: number;
 }
@@ -168,6 +169,10 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       metadata: { ...((body.metadata as Record<string, string> | undefined) ?? {}) },
       amount_received: 0,
       automatic_payment_methods: automatic ? { enabled: automatic.enabled === 'true' } : null,
+      // What the intent allows, as Stripe answers it (the card alone when nothing narrows it here).
+      payment_method_types: body.allowed_payment_method_types
+        ? Object.values(body.allowed_payment_method_types as Form).map(String)
+        : ['card'],
       livemode: false,
       created: Math.floor(Date.now() / 1000),
     };

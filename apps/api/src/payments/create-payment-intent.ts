@@ -44,7 +44,10 @@ export async function createPaymentIntent(
           {
             amount: booking.totalCents - booking.giftCardAppliedCents,
             currency: booking.currency.toLowerCase(),
-            automatic_payment_methods: { enabled: true },
+            // Cards (wallets such as Apple Pay included) settle while the hold lasts. Methods
+            // that settle days later (bank debits, vouchers) would land after the unpaid
+            // booking was cancelled and its seats resold, only to be refunded.
+            allowed_payment_method_types: ['card'],
             metadata: { booking_id: booking.id, tenant_id: booking.tenantId },
           },
           { idempotencyKey: `booking-${booking.id}-payment-intent` },
