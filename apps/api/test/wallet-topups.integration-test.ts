@@ -216,6 +216,99 @@ describe('unpaid online orders', () => {
     expect(await events(order.order_id, 'order.cancelled')).toHaveLength(0);
   });
 
+  it('when more due orders than one batch cannot be cancelled yet, then an order due after them is still cancelled, and each of them is asked about again only ten minutes on, by one run, after orders never asked about', async () => {
+    // Paid at Stripe, their notifications late: Stripe will not cancel them.
+    const stuck: { id: string; paymentIntentId: string | null }[] = [];
+    for (let made = 0; made < 60; made += 1) {
+      const intent = await t.deps.stripe!.paymentIntents.create({ amount: 1000, currency: 'usd' });
+      fake.succeed(intent.id);
+      stuck.push(
+        await t.deps.db.order.create({
+          data: {
+            tenantId: demo.tenant.id,
+            channel: 'online',
+            kind: 'wallet_topup',
+            status: 'pending_payment',
+            currency: 'USD',
+            totalCents: 1000,
+            paymentIntentId: intent.id,
+            payBy: new Date(Date.now() + 86_400_000),
+          },
+          select: { id: true, paymentIntentId: true },
+        }),
+      );
+    }
+    const order = await topUp(1300);
+    const stuckIds = stuck.map(({ id }) => id);
+    const ids = [...stuckIds, order.order_id];
+    // Due only now, so other files' runs meet them as little as may be: all at one moment, before it.
+    await t.deps.db.order.updateMany({ where: { id: { in: ids } }, data: { payBy: new Date(Date.UTC(2000, 0, 1)) } });
+    await t.deps.db.order.update({ where: { id: order.order_id }, data: { payBy: new Date(Date.UTC(2000, 0, 2)) } });
+    try {
+      await cancelUnpaidOrders({ db: t.deps.db, stripe: t.deps.stripe });
+
+      expect((await t.deps.db.order.findUniqueOrThrow({ where: { id: order.order_id } })).status).toBe('cancelled');
+      expect(await events(order.order_id, 'order.cancelled')).toHaveLength(1);
+      expect(fake.intents.get(order.payment_intent_id)!.status).toBe('canceled');
+      const left = await t.deps.db.order.findMany({ where: { id: { in: stuckIds } } });
+      expect(left.map((row) => row.status)).toEqual(stuck.map(() => 'pending_payment'));
+      const askedAbout = () =>
+        stuck.map(({ paymentIntentId }) => fake.requestsTo('POST', `/v1/payment_intents/${paymentIntentId}/cancel`));
+      expect(askedAbout().map((calls) => calls.length)).toEqual(stuck.map(() => 1));
+
+      // The next runs, as the next tick and an order's own run at its pay_by would: none is asked again.
+      await cancelUnpaidOrders({ db: t.deps.db, stripe: t.deps.stripe });
+      await cancelUnpaidOrders({ db: t.deps.db, stripe: t.deps.stripe });
+      expect(askedAbout().map((calls) => calls.length)).toEqual(stuck.map(() => 1));
+      const claimed = await t.deps.db.order.findMany({ where: { id: { in: stuckIds } } });
+      for (const row of claimed) {
+        expect(row.unpaidCheckAfter!.getTime() - Date.now()).toBeGreaterThan(9 * 60_000);
+      }
+
+      /** As if ten minutes went by: their claims run out. */
+      const tenMinutesOn = () =>
+        t.deps.db.order.updateMany({
+          where: { id: { in: stuckIds } },
+          data: { unpaidCheckAfter: new Date(Date.now() - 1000) },
+        });
+
+      // Two pods' runs at once: each is asked once more, by one of them.
+      await tenMinutesOn();
+      const second = createTestApp(stripeEnv(fake.url));
+      try {
+        // Connected first, so both runs claim at the same moment.
+        await second.deps.db.$queryRaw`SELECT 1`;
+        await Promise.all([
+          cancelUnpaidOrders({ db: t.deps.db, stripe: t.deps.stripe }),
+          cancelUnpaidOrders({ db: second.deps.db, stripe: second.deps.stripe }),
+        ]);
+      } finally {
+        await second.close();
+      }
+      expect(askedAbout().map((calls) => calls.length)).toEqual(stuck.map(() => 2));
+
+      // An order never asked about goes before them, as its own run at pay_by needs.
+      await tenMinutesOn();
+      const later = await topUp(1400);
+      ids.push(later.order_id);
+      await t.deps.db.order.update({ where: { id: later.order_id }, data: { payBy: new Date(Date.UTC(2000, 0, 3)) } });
+      await cancelUnpaidOrders({ db: t.deps.db, stripe: t.deps.stripe });
+      expect((await t.deps.db.order.findUniqueOrThrow({ where: { id: later.order_id } })).status).toBe('cancelled');
+      const [laterCancel] = fake.requestsTo('POST', `/v1/payment_intents/${later.payment_intent_id}/cancel`);
+      expect(askedAbout().map((calls) => calls.length)).toEqual(stuck.map(() => 3));
+      const askedAgain = askedAbout().map((calls) => fake.requests.indexOf(calls[2]!));
+      expect(Math.min(...askedAgain)).toBeGreaterThan(fake.requests.indexOf(laterCancel!));
+      const still = await t.deps.db.order.findMany({ where: { id: { in: stuckIds } } });
+      expect(still.map((row) => row.status)).toEqual(stuck.map(() => 'pending_payment'));
+    } finally {
+      // Other files' runs must not trip on them.
+      await t.deps.db.order.updateMany({
+        where: { id: { in: ids }, status: 'pending_payment' },
+        data: { status: 'cancelled' },
+      });
+    }
+  });
+
   it('when a payment lands after the order was cancelled, then it is refunded automatically and never funds the wallet', async () => {
     const order = await topUp(1800);
     await t.deps.db.order.update({ where: { id: order.order_id }, data: { payBy: new Date(Date.now() - 1000) } });

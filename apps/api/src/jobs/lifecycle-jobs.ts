@@ -1,6 +1,7 @@
 import type { ScheduledJob } from '@booking/jobs';
 import { expireHeldBookings } from '../bookings/expire-held-bookings';
 import { cancelUnpaidOrders } from '../online-orders/cancel-unpaid-orders';
+import { settleStuckOrderRefunds } from '../orders/settle-stuck-order-refunds';
 import { endFreezes } from '../membership-freezes/end-freezes';
 import { expireMemberships } from '../membership-freezes/expire-memberships';
 import { startFreezes } from '../membership-freezes/start-freezes';
@@ -29,7 +30,14 @@ export function lifecycleJobs(deps: WorkerDeps): ScheduledJob[] {
     {
       name: LIFECYCLE_JOB.cancelUnpaidOrders,
       schedule: { every: deps.config.orders.sweepSeconds * 1000 },
-      handler: ({ signal }) => untilDone(signal, 'cancelled', () => cancelUnpaidOrders(deps)),
+      // Not untilDone: a batch the provider would not let go of cancels nothing, yet the orders
+      // behind it are due. The run pages through them itself, a bounded number of batches.
+      handler: async ({ signal }) => ({ cancelled: await cancelUnpaidOrders({ ...deps, signal }) }),
+    },
+    {
+      name: 'settle-stuck-order-refunds',
+      schedule: { every: deps.config.orders.sweepSeconds * 1000 },
+      handler: ({ signal }) => untilDone(signal, 'settled', () => settleStuckOrderRefunds(deps)),
     },
     {
       name: 'void-abandoned-orders',

@@ -3,13 +3,11 @@ import type { Config } from '@booking/config';
 import { Prisma, type Db, type Tx } from '@booking/db';
 import { AppError } from '@booking/domain';
 import { recordEvent } from '@booking/events';
-import Stripe from 'stripe';
-import { findProviderRefund } from '../payments/find-provider-refund';
-import { providerRefusal } from '../payments/provider-call';
+import type Stripe from 'stripe';
 import { lockGiftCard, lockOpenShift, lockOrder, lockWallets, type LockedOrder, type LockedWallet } from '../locks';
 import { assertRole, type Operator } from '../operators/api-key-auth';
 import { availableCents, creditWallet, fundsExpiry, holdWalletValue } from '../wallets/wallet-ledger';
-import { completeOrderRefund } from './complete-order-refund';
+import { askProviderRefund, settleOrAskAgain } from './ask-provider-refund';
 import { returnFunding } from './funding-return';
 import { loadFundingOf } from './load-funding';
 import type { OrderRefundView, RefundOrderRequest } from './order-schemas';
@@ -39,7 +37,9 @@ type Planned = { refundId: string; provider: null } | { refundId: string; provid
  *   beyond the other lines to the line's whole value (refunded-memberships.ts).
  *
  * Refunded amounts are raised under the order's lock before the provider is asked, so two
- * refunds at once can never give back more than was paid.
+ * refunds at once can never give back more than was paid. One Stripe never answered stays
+ * pending, its value held, until its notification, a retry of the request or the
+ * settle-stuck-order-refunds job settles it (ask-provider-refund.ts).
  */
 export async function refundOrder(
   deps: Deps,
@@ -63,9 +63,11 @@ export async function refundOrder(
     // record of it, or sent again if Stripe has none.
     const paymentIntentId = earlier.tender?.paymentReference ?? earlier.order.paymentIntentId;
     if (earlier.status === 'pending' && earlier.providerRefundId === null && paymentIntentId && deps.stripe) {
-      await settleOrAskAgain(deps, deps.stripe, operator, orderId, {
+      await settleOrAskAgain(deps.db, deps.stripe, {
+        tenantId: operator.tenantId,
+        orderId,
         refundId: earlier.id,
-        provider: { paymentIntentId },
+        paymentIntentId,
       });
     }
     return { refund: await refundView(deps.db, operator, orderId, earlier.id), replayed: true };
@@ -101,7 +103,14 @@ export async function refundOrder(
     return made;
   });
 
-  if (planned.provider) await askProvider(deps, deps.stripe!, operator, orderId, planned);
+  if (planned.provider) {
+    await askProviderRefund(deps.db, deps.stripe!, {
+      tenantId: operator.tenantId,
+      orderId,
+      refundId: planned.refundId,
+      paymentIntentId: planned.provider.paymentIntentId,
+    });
+  }
   return { refund: await refundView(deps.db, operator, orderId, planned.refundId), replayed: false };
 }
 
@@ -346,92 +355,4 @@ function takeBack(wallet: LockedWallet, amountCents: number, allowShortfall: boo
     });
   }
   return debited;
-}
-
-/**
- * Asks Stripe for the refund the first transaction reserved, keyed by the refund's id. A refusal
- * undoes the reservation (502 payment_provider_error); no answer leaves it pending (409
- * refund_in_progress) for the refund notifications to settle.
- */
-async function askProvider(
-  deps: Deps,
-  stripe: Stripe,
-  operator: Operator,
-  orderId: string,
-  planned: Planned & { provider: { paymentIntentId: string } },
-): Promise<void> {
-  const refund = await deps.db.orderRefund.findUniqueOrThrow({ where: { id: planned.refundId } });
-  let providerRefund: Stripe.Refund;
-  try {
-    providerRefund = await stripe.refunds.create(
-      {
-        payment_intent: planned.provider.paymentIntentId,
-        amount: refund.amountCents,
-        metadata: { tenant_id: operator.tenantId, order_id: orderId, order_refund_id: refund.id },
-      },
-      { idempotencyKey: `order-refund-${refund.id}` },
-    );
-  } catch (error) {
-    // A key still in use (409: the first run's request is still at Stripe) is no answer either.
-    const refused =
-      error instanceof Stripe.errors.StripeError &&
-      !(error instanceof Stripe.errors.StripeConnectionError) &&
-      !(error instanceof Stripe.errors.StripeIdempotencyError) &&
-      error.statusCode !== 409 &&
-      (error.statusCode ?? 500) < 500;
-    if (!refused) {
-      // No answer, or Stripe's own failure: the refund may exist. It stays pending (its value
-      // held) for the refund notifications, which find it by its order_refund_id.
-      throw new AppError(
-        'refund_in_progress',
-        {
-          refund_id: refund.id,
-          message: 'the payment provider did not answer; the refund stays pending until it reports the outcome',
-        },
-        { cause: error },
-      );
-    }
-    await deps.db.$transaction((tx) =>
-      completeOrderRefund(tx, refund.id, { status: 'failed', providerRefundId: null }),
-    );
-    // Refused (Stripe refunded nothing): failed, its value refundable again. A refusal of the
-    // service's own key or rate is answered 503, not shown.
-    throw providerRefusal(error, { refund_id: refund.id });
-  }
-  await recordProviderRefund(deps.db, refund.id, providerRefund);
-}
-
-/** Records Stripe's refund for ours: settled when final, else its id, for the notifications. */
-async function recordProviderRefund(db: Db, refundId: string, providerRefund: Stripe.Refund): Promise<void> {
-  const status =
-    providerRefund.status === 'succeeded' ? 'succeeded' : providerRefund.status === 'failed' ? 'failed' : null;
-  await db.$transaction(async (tx) => {
-    if (status) return completeOrderRefund(tx, refundId, { status, providerRefundId: providerRefund.id });
-    await tx.orderRefund.updateMany({
-      where: { id: refundId, providerRefundId: null },
-      data: { providerRefundId: providerRefund.id },
-    });
-  });
-}
-
-/**
- * A pending refund whose Stripe answer was never heard, as booking refunds are reconciled: Stripe
- * lists the payment's refunds, and ours (its metadata.order_refund_id) is recorded; when none is
- * ours, the request never arrived and is sent again, under the same key. Sending again only when
- * Stripe shows none stays safe after Stripe has forgotten the key (a day).
- */
-async function settleOrAskAgain(
-  deps: Deps,
-  stripe: Stripe,
-  operator: Operator,
-  orderId: string,
-  planned: Planned & { provider: { paymentIntentId: string } },
-): Promise<void> {
-  const ours = await findProviderRefund(stripe, planned.provider.paymentIntentId, {
-    id: planned.refundId,
-    providerRefundId: null,
-    metadataKey: 'order_refund_id',
-  });
-  if (ours) return recordProviderRefund(deps.db, planned.refundId, ours);
-  await askProvider(deps, stripe, operator, orderId, planned);
 }

@@ -1,0 +1,209 @@
+import { randomUUID } from 'node:crypto';
+import request from 'supertest';
+import type { DemoTenant } from '@booking/db';
+import {
+  createTestApp,
+  type FakeStripe,
+  openShift,
+  openTillOrder,
+  paidWalletTopUp,
+  seedTenant,
+  startStripeTestApp,
+  stopStripeTestApp,
+  stripeEnv,
+  type TestApp,
+  tillCardPayment,
+} from '@booking/test-kit';
+import { settleStuckOrderRefunds } from '../src/orders/settle-stuck-order-refunds';
+
+// Operator refunds of orders that Stripe never answered about, on the real PostgreSQL and Redis
+// with the fake Stripe: the settle-stuck-order-refunds job settles each once, from Stripe's record
+// of it or by asking again under the same key, and runs on two processes at once share them.
+
+let fake: FakeStripe;
+let t: TestApp;
+let replica: TestApp;
+let demo: DemoTenant;
+let shiftId: string;
+const as = (role: 'staff' | 'manager') => ({ Authorization: `Bearer ${demo.api_keys[role]}` });
+
+beforeAll(async () => {
+  ({ fake, t } = await startStripeTestApp());
+  replica = createTestApp(stripeEnv(fake.url));
+  demo = await seedTenant(t.deps);
+  shiftId = await openShift(t, demo);
+});
+afterEach(() => fake.failNextRefunds(0));
+afterAll(async () => {
+  await replica.close();
+  await stopStripeTestApp(t, fake);
+});
+
+const refund = (orderId: string, body: object) =>
+  request(t.app).post(`/api/v1/orders/${orderId}/refunds`).set(as('manager')).send(body);
+const refundRow = (id: string) => t.deps.db.orderRefund.findUniqueOrThrow({ where: { id } });
+const wallet = (id: string) => t.deps.db.wallet.findUniqueOrThrow({ where: { id } });
+const events = (entityId: string, name: string) => t.deps.db.event.findMany({ where: { entityId, name } });
+const refundsOf = (intentId: string) => fake.refunds.filter((made) => made.payment_intent === intentId);
+/** Requests to Stripe about the payment's refunds: asked for (POST) and listed (GET). */
+const calls = (intentId: string) =>
+  ['POST', 'GET'].map(
+    (method) => fake.requestsTo(method, '/v1/refunds').filter((call) => call.body.payment_intent === intentId).length,
+  );
+/** One run of the job, as the worker makes it on `app`'s process. */
+const sweep = (warn = jest.fn(), app = t, now?: Date) =>
+  settleStuckOrderRefunds({ db: app.deps.db, stripe: app.deps.stripe, logger: { warn } }, now);
+/** As if the refund had been made, or last asked about, `minutes` ago. */
+const aged = (refundId: string, minutes: number) =>
+  t.deps.db.orderRefund.update({
+    where: { id: refundId },
+    data: { updatedAt: new Date(Date.now() - minutes * 60_000) },
+  });
+
+/** A paid online top-up, refunded in part while Stripe fails every try: the refund stays pending. */
+async function stuckTopUpRefund(paidCents: number, refundCents: number) {
+  const topUp = await paidWalletTopUp(t, fake, demo, paidCents, {
+    email: `stuck-${randomUUID()}@example.com`,
+    first_name: 'Sam',
+  });
+  // The first try and both of the SDK's retries.
+  fake.failNextRefunds(3);
+  const res = await refund(topUp.orderId, { amount_cents: refundCents });
+  fake.failNextRefunds(0);
+  expect([res.status, res.body.error]).toEqual([409, 'refund_in_progress']);
+  const refundId = res.body.detail.refund_id as string;
+  expect(await refundRow(refundId)).toMatchObject({ status: 'pending', providerRefundId: null });
+  return { ...topUp, refundId };
+}
+
+describe('the settle-stuck-order-refunds job', () => {
+  it('when a top-up refund never reached Stripe, then it stays pending, its value held, until the job asks again five minutes on and settles it once', async () => {
+    const { orderId, walletId, intent, refundId } = await stuckTopUpRefund(2000, 700);
+    expect(await wallet(walletId)).toMatchObject({ balanceCents: 2000, heldCents: 700 });
+    expect(refundsOf(intent.id)).toHaveLength(0);
+    // What it reserved is not refundable again meanwhile.
+    expect((await refund(orderId, { amount_cents: 1400 })).body.error).toBe('refund_exceeds_paid');
+
+    // Its own request may still be at Stripe: not asked about yet.
+    const before = calls(intent.id);
+    await sweep();
+    expect(calls(intent.id)).toEqual(before);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'pending' });
+
+    await aged(refundId, 6);
+    const warn = jest.fn();
+    await sweep(warn);
+
+    // Listed once (none there), then asked for once, under the refund's own key.
+    expect(calls(intent.id)).toEqual([before[0]! + 1, before[1]! + 1]);
+    const [made] = refundsOf(intent.id);
+    expect(refundsOf(intent.id)).toEqual([
+      expect.objectContaining({ amount: 700, metadata: expect.objectContaining({ order_refund_id: refundId }) }),
+    ]);
+    expect(fake.requestsTo('POST', '/v1/refunds').at(-1)!.idempotencyKey).toBe(`order-refund-${refundId}`);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'succeeded', providerRefundId: made!.id });
+    expect(await wallet(walletId)).toMatchObject({ balanceCents: 1300, heldCents: 0 });
+    expect(await events(orderId, 'refund.created')).toHaveLength(1);
+    expect(await events(walletId, 'wallet.funding_returned')).toHaveLength(1);
+    expect(warn).not.toHaveBeenCalledWith(expect.objectContaining({ refund_id: refundId }), expect.anything());
+
+    // Settled: another run, however late, leaves it alone.
+    await aged(refundId, 60);
+    await sweep();
+    expect(calls(intent.id)).toEqual([before[0]! + 1, before[1]! + 1]);
+    expect(await events(orderId, 'refund.created')).toHaveLength(1);
+    expect(await events(walletId, 'wallet.funding_returned')).toHaveLength(1);
+    expect((await refund(orderId, { amount_cents: 1300 })).status).toBe(201);
+  });
+
+  it('when a till card refund did reach Stripe though its answer was lost, then the job settles it from Stripe’s record and refunds nothing twice', async () => {
+    const { order_id: orderId } = await openTillOrder(t, demo, shiftId, [
+      { type: 'product', description: 'kite', quantity: 1, unit_price_cents: 1000 },
+    ]);
+    const intent = await tillCardPayment(t, fake, demo, orderId, 1000);
+    const staff = as('staff');
+    const tendered = await request(t.app)
+      .post(`/api/pos/orders/${orderId}/tenders`)
+      .set(staff)
+      .send({ type: 'card', amount_cents: 1000, payment_reference: intent.id });
+    expect(tendered.status).toBe(201);
+    const settled = await request(t.app).post(`/api/pos/orders/${orderId}/settle`).set(staff).send({});
+    const tenderId = settled.body.tenders[0].tender_id as string;
+    fake.failNextRefunds(3);
+    const res = await refund(orderId, { amount_cents: 1000, tender_id: tenderId });
+    fake.failNextRefunds(0);
+    expect([res.status, res.body.error]).toEqual([409, 'refund_in_progress']);
+    const refundId = res.body.detail.refund_id as string;
+    // One of the tries had reached Stripe after all.
+    const made = await t.deps.stripe!.refunds.create({
+      payment_intent: intent.id,
+      amount: 1000,
+      metadata: { order_refund_id: refundId },
+    });
+
+    await aged(refundId, 6);
+    const [posts] = calls(intent.id);
+    await sweep();
+
+    expect(calls(intent.id)[0]).toBe(posts);
+    expect(refundsOf(intent.id)).toHaveLength(1);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'succeeded', providerRefundId: made.id });
+    const tender = await t.deps.db.orderTender.findUniqueOrThrow({ where: { id: tenderId } });
+    expect(tender.refundedCents).toBe(1000);
+    expect((await events(orderId, 'refund.created')).map((event) => event.data)).toEqual([
+      expect.objectContaining({ refund_id: refundId, amount_cents: 1000 }),
+    ]);
+  });
+
+  it('when Stripe still does not answer about one refund, then the others of the run are settled and that one is put back five minutes, logged', async () => {
+    const first = await stuckTopUpRefund(1000, 400);
+    const second = await stuckTopUpRefund(1000, 400);
+    await aged(first.refundId, 7);
+    await aged(second.refundId, 6);
+    // Whichever the run asks for first fails every try.
+    fake.failNextRefunds(3);
+    const now = new Date();
+    const warn = jest.fn();
+    await sweep(warn, t, now);
+
+    const rows = await Promise.all([first, second].map(({ refundId }) => refundRow(refundId)));
+    expect(rows.map((row) => row.status).sort()).toEqual(['pending', 'succeeded']);
+    const left = rows.find((row) => row.status === 'pending')!;
+    expect(left.updatedAt).toEqual(now);
+    expect(warn).toHaveBeenCalledWith(
+      expect.objectContaining({ refund_id: left.id, err: expect.objectContaining({ code: 'refund_in_progress' }) }),
+      'stuck order refund: not settled',
+    );
+    const stuck = [first, second].find(({ refundId }) => refundId === left.id)!;
+    expect(await wallet(stuck.walletId)).toMatchObject({ balanceCents: 1000, heldCents: 400 });
+
+    // Put back: the next run does not ask about it again before five minutes.
+    const before = calls(stuck.intent.id);
+    await sweep();
+    expect(calls(stuck.intent.id)).toEqual(before);
+    await aged(left.id, 6);
+    await sweep();
+    expect(await refundRow(left.id)).toMatchObject({ status: 'succeeded' });
+    expect(refundsOf(stuck.intent.id)).toHaveLength(1);
+    expect(await wallet(stuck.walletId)).toMatchObject({ balanceCents: 600, heldCents: 0 });
+    expect(await events(stuck.orderId, 'refund.created')).toHaveLength(1);
+  });
+
+  it('when two processes run the job at once, then each stuck refund is listed and asked for once, and settled once', async () => {
+    const stuck = [];
+    // One after the other: Stripe's failures are counted across requests.
+    for (let made = 0; made < 4; made += 1) stuck.push(await stuckTopUpRefund(900, 300));
+    await Promise.all(stuck.map(({ refundId }) => aged(refundId, 6)));
+    const before = stuck.map(({ intent }) => calls(intent.id));
+
+    await Promise.all([sweep(jest.fn(), t), sweep(jest.fn(), replica)]);
+
+    for (const [index, { intent, refundId, orderId, walletId }] of stuck.entries()) {
+      expect(calls(intent.id)).toEqual([before[index]![0]! + 1, before[index]![1]! + 1]);
+      expect(refundsOf(intent.id)).toHaveLength(1);
+      expect(await refundRow(refundId)).toMatchObject({ status: 'succeeded' });
+      expect(await events(orderId, 'refund.created')).toHaveLength(1);
+      expect(await wallet(walletId)).toMatchObject({ balanceCents: 600, heldCents: 0 });
+    }
+  });
+});
