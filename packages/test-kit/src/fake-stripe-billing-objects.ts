@@ -14,12 +14,21 @@ import type {
 } from './fake-stripe-billing-types';
 
 // New Stripe Billing objects with every field in place, and the calendar of billing periods. No
-// state here: fake-stripe-billing.ts keeps the objects and moves them through their lifecycle.
+// state here but the clock: fake-stripe-billing.ts keeps the objects and moves them through their
+// lifecycle.
 
 const DAY = 86_400;
 
+/** Seconds between the fake's clock and the real one (see moveClockTo in fake-stripe-billing.ts). */
+let clockOffset = 0;
+
 export const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
-export const now = () => Math.floor(Date.now() / 1000);
+export const now = () => Math.floor(Date.now() / 1000) + clockOffset;
+
+/** Stripe's time is `at` from this moment on, and runs on from there; null: the real time again. */
+export function moveClockTo(at: number | null) {
+  clockOffset = at === null ? 0 : at - Math.floor(Date.now() / 1000);
+}
 
 export const list = <T>(data: T[], url: string) => ({
   object: 'list' as const,

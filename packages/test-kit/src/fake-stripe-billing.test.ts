@@ -401,6 +401,30 @@ describe('subscriptions', () => {
     expect(charge!.period.end).toBe(item(subscription).current_period_end);
   });
 
+  it('runs on a clock a test moves: a subscription begun a month back renews in the past, and an upgrade after that renewal is prorated from the change', async () => {
+    const monthAgo = seconds() - 40 * 86_400;
+    fake.billing.moveClockTo(monthAgo);
+    const { subscription } = await subscribe(2500).finally(() => fake.billing.moveClockTo(null));
+    expect(item(subscription).current_period_start).toBeGreaterThanOrEqual(monthAgo);
+    expect(item(subscription).current_period_start).toBeLessThan(monthAgo + 60);
+    fake.billing.payFirstInvoice(subscription.id);
+    const { subscription: renewed } = fake.billing.cycle(subscription.id, 'later');
+    const renewal = renewed.items.data[0]!;
+    expect(renewal.current_period_start).toBeLessThan(seconds());
+    const { price: dearer } = await monthlyPrice(3000);
+    const changed = await stripe.subscriptions.update(subscription.id, {
+      items: [{ id: renewal.id, price: dearer.id }],
+      proration_behavior: 'always_invoice',
+      payment_behavior: 'pending_if_incomplete',
+      expand: ['latest_invoice'],
+    });
+    const charge = invoiceOf(changed).lines.data.at(-1)!;
+    expect(charge.parent?.subscription_item_details?.proration).toBe(true);
+    expect(charge.period.start).toBeGreaterThanOrEqual(seconds() - 5);
+    expect(charge.period.end).toBe(renewal.current_period_end);
+    expect(charge.amount).toBeLessThan(3000);
+  });
+
   it('keeps a declined upgrade pending with pending_if_incomplete until its invoice is paid, or drops it when it expires', async () => {
     const { subscription } = await subscribe(2500);
     fake.billing.payFirstInvoice(subscription.id);

@@ -371,11 +371,11 @@ export function createBillingState(intents: Map<string, FakePaymentIntent>) {
     // The controls: what Stripe does on its own, run by the test.
 
     /**
-     * Stripe's clock, as a test clock moved to `at` (seconds): what happens from now on (a price
-     * change prorated, a payment, an end) is stamped as if it were `at` and later, so a test can
-     * act inside a period that starts in the future (a renewal, which starts where the period
-     * before ended). `null` puts the real time back. One clock for every fake Stripe of the test
-     * file: put it back when done.
+     * Stripe's clock, as a test clock moved to `at` (seconds, back or forward): what happens from
+     * now on (a subscription started, a price change prorated, a payment, an end) is stamped as if
+     * it were `at` and later. Moved back while a subscription starts, its renewal comes due in the
+     * past, so the test can act inside the renewed period. `null` puts the real time back. One
+     * clock for every fake Stripe of the test file: put it back when done.
      */
     moveClockTo,
 

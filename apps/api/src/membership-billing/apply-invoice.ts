@@ -2,7 +2,7 @@ import type { Tx } from '@booking/db';
 import { isTerminalMembership } from '@booking/domain';
 import type { LockedMembership, LockedOrder } from '../locks';
 import { applyPaidChange } from '../membership-changes/apply-paid-change';
-import type { InvoiceFacts } from './billing-facts';
+import { billsSubscription, paysForPeriod, type InvoiceFacts } from './billing-facts';
 import {
   recordPaymentFailed,
   recordPaymentSucceeded,
@@ -37,14 +37,15 @@ function invoiceRow(membershipId: string, facts: InvoiceFacts) {
  * A paid invoice: recorded open→paid once per invoice id. Money the membership cannot keep
  * (late-money.ts, judged from the end request and from `endedAt`, the end the provider reported
  * — pass the re-read subscription's when it has ended) is only marked for refund and emits
- * nothing. Kept money on a live membership moves the paid-through date on monotonically and
- * emits, by billing reason: the first invoice `subscription_started` + `payment_succeeded{create}`
- * (and pays the order); a renewal `payment_succeeded{cycle}` + `renewed`; a change
- * `payment_succeeded{update}`; a freeze fee `payment_succeeded{freeze_fee}`. The sync applies
- * invoices before it records an end, so kept money comes before `membership.ended`. Kept money
- * learnt only after the end was recorded (its notification came later and the provider's read
- * did not show it) is kept on the row and reported by `payment_succeeded` alone: nothing renews
- * or starts an ended membership, and its dates stay as `membership.ended` reported them.
+ * nothing. Kept money on a live membership moves the paid period on monotonically when the
+ * invoice pays for one (not an upgrade's: paysForPeriod) and emits, by billing reason: the first
+ * invoice `subscription_started` + `payment_succeeded{create}` (and pays the order); a renewal
+ * `payment_succeeded{cycle}` + `renewed`; a change `payment_succeeded{update}`; a freeze fee
+ * `payment_succeeded{freeze_fee}`. The sync applies invoices before it records an end, so kept
+ * money comes before `membership.ended`. Kept money learnt only after the end was recorded (its
+ * notification came later and the provider's read did not show it) is kept on the row and
+ * reported by `payment_succeeded` alone: nothing renews or starts an ended membership, and its
+ * dates stay as `membership.ended` reported them.
  * Returns whether it applied anything.
  */
 export async function applyInvoicePaid(
@@ -91,13 +92,14 @@ export async function applyInvoicePaid(
   const wasDue = membership.status === 'past_due' || membership.status === 'paused_for_payment';
   const recovered = facts.attemptCount > 1 || wasDue;
   const { periodStart, periodEnd } = facts;
-  const subscriptionInvoice = ['subscription_create', 'subscription_cycle', 'subscription_update'].includes(
-    facts.billingReason,
-  );
-  if (subscriptionInvoice && periodStart && periodEnd) {
-    // Monotonic: a late or repeated period never moves the paid-through date back. Only a period
-    // ending later starts a new one: an upgrade's proration invoice bills the rest of the current
-    // period (from the change to its end), which must not restart the allowance mid-period.
+  const subscriptionInvoice = billsSubscription(facts);
+  // Only an invoice that pays for a period moves it: an upgrade's bills the rest of the current
+  // period (from the change to its end), paid perhaps before the period's own invoice (the hour
+  // Stripe waits to collect a renewal, or days past due), which may never be; and it must not
+  // restart the allowance mid-period.
+  if (paysForPeriod(facts) && periodStart && periodEnd) {
+    // Monotonic: a late or repeated period never moves the paid-through date back, and only a
+    // period ending later starts a new one.
     await tx.$executeRaw`
       UPDATE memberships SET
         starts_at = COALESCE(starts_at, ${periodStart}),

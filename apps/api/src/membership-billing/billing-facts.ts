@@ -17,6 +17,8 @@ export interface InvoiceFacts {
   /** The service period the invoice pays for (the subscription line's period). */
   periodStart: Date | null;
   periodEnd: Date | null;
+  /** The subscription line is a proration: it bills from a change to the period's end. */
+  proration: boolean;
   paidAt: Date | null;
   nextPaymentAttempt: Date | null;
   hostedInvoiceUrl: string | null;
@@ -50,11 +52,29 @@ export function invoiceFacts(invoice: Stripe.Invoice): InvoiceFacts {
     priceId: price === undefined ? null : idOf(price),
     periodStart: at(line?.period?.start),
     periodEnd: at(line?.period?.end),
+    proration: line?.parent?.subscription_item_details?.proration ?? false,
     paidAt: at(invoice.status_transitions?.paid_at),
     nextPaymentAttempt: at(invoice.next_payment_attempt),
     hostedInvoiceUrl: invoice.hosted_invoice_url ?? null,
     metadata: invoice.metadata ?? {},
   };
+}
+
+const SUBSCRIPTION_REASONS = ['subscription_create', 'subscription_cycle', 'subscription_update'];
+
+/** Whether the invoice bills the membership's subscription (not a freeze fee, not a manual one). */
+export function billsSubscription(facts: Pick<InvoiceFacts, 'billingReason'>): boolean {
+  return SUBSCRIPTION_REASONS.includes(facts.billingReason);
+}
+
+/**
+ * Whether the invoice pays for a billing period, from its start: the first invoice, a renewal, a
+ * resume's (a new period from the resume). An upgrade's invoice does not, though it bills to the
+ * period's end: its lines are prorations, from the change on, and the period itself is paid (or
+ * not) by its own invoice, which may still be open when the upgrade is paid.
+ */
+export function paysForPeriod(facts: Pick<InvoiceFacts, 'billingReason' | 'proration'>): boolean {
+  return billsSubscription(facts) && !facts.proration;
 }
 
 /** The billing period of a subscription: it lives on its items in this API version. */

@@ -3,7 +3,7 @@ import { isTerminalMembership } from '@booking/domain';
 import type Stripe from 'stripe';
 import type { LockedMembership } from '../locks';
 import { addDays } from '../membership-freezes/freeze-dates';
-import { subscriptionEndedAt, subscriptionPeriod, type InvoiceFacts } from './billing-facts';
+import { paysForPeriod, subscriptionEndedAt, subscriptionPeriod, type InvoiceFacts } from './billing-facts';
 import { closeEndedMembership } from './close-ended-membership';
 import { recordEnded, recordPastDue, recordPausedForPayment, type DueInvoice, type EndReason } from './billing-events';
 import { endsOf, markLateInvoices } from './late-money';
@@ -52,14 +52,17 @@ function endReason(membership: LockedMembership, subscription: Stripe.Subscripti
 
 /**
  * Whether the subscription's current period is paid for, as its newest invoice tells: that
- * invoice is paid, has nothing to pay (a trial), or bills an earlier period (none bills this
- * one). A renewed subscription stays `active` while its renewal invoice is a draft (about an
- * hour) and through its first payment attempt: until that invoice is paid the period is not, and
- * the paid invoice moves the paid-through date itself (apply-invoice.ts), whichever comes first.
+ * invoice bills an earlier period (none bills this one), or it pays for this one from its start
+ * and is paid or has nothing to pay (a trial). A renewed subscription stays `active` while its
+ * renewal invoice is a draft (about an hour) and through its first payment attempt, and a past
+ * due one turns `active` when a newer invoice is paid: an upgrade's, which bills from the change
+ * and pays for no period. Until the renewal invoice is paid the period is not, and that paid
+ * invoice moves the period itself (apply-invoice.ts), whichever is handled first.
  */
 function periodPaidFor(period: { start: Date }, latest: InvoiceFacts | null): boolean {
-  if (!latest || latest.status === 'paid' || latest.amountDueCents === 0) return true;
-  return latest.periodStart === null || latest.periodStart.getTime() < period.start.getTime();
+  if (!latest || latest.periodStart === null || latest.periodStart.getTime() < period.start.getTime()) return true;
+  const settled = latest.status === 'paid' || latest.amountDueCents === 0;
+  return settled && paysForPeriod(latest) && latest.periodStart.getTime() <= period.start.getTime();
 }
 
 /** The open invoice a payment status is about: the provider's latest, or the newest one stored. */

@@ -3,6 +3,7 @@ import { Prisma, type Db, type MembershipChange } from '@booking/db';
 import { AppError, assertMembershipAllows } from '@booking/domain';
 import type Stripe from 'stripe';
 import { lockMembership } from '../locks';
+import { subscriptionPeriod } from '../membership-billing/billing-facts';
 import type { MembershipActor } from '../memberships/membership-actor';
 import { announceRequested } from './change-events';
 import type { PlanChangeRequest } from './change-schemas';
@@ -15,7 +16,8 @@ import { swapSubscriptionPrice } from './swap-subscription-price';
  *
  * Three steps, so no membership lock waits on the provider: the change row is written pending
  * (without an event: nobody hears of it yet), the subscription is told (idempotency key from
- * the change id), then the change is stamped provider_applied_at and
+ * the change id), then the change is stamped provider_applied_at (a `period_end` change's
+ * effective_at made the end of the period the answered subscription is in) and
  * membership.plan_change_requested is recorded. If the provider refuses or cannot be reached,
  * the change is marked failed silently and the answer is the provider's error. The pending row
  * is what keeps a second request out (409 change_pending), with the partial unique index
@@ -84,6 +86,7 @@ export async function requestPlanChange(
       toPriceId: to.stripePriceId,
       fromPriceCents: membership.priceCents,
       toPriceCents: to.priceCents,
+      // For period_end, until the provider's answer tells the end of the period (step 3).
       effectiveAt: request.when === 'now' ? new Date() : membership.expiresAt,
       requestedBy: actor.requestedBy,
       actorKeyId: actor.keyId,
@@ -91,8 +94,9 @@ export async function requestPlanChange(
     return { change, subscriptionId: membership.stripeSubscriptionId };
   });
 
+  let subscription: Stripe.Subscription;
   try {
-    await swapSubscriptionPrice(
+    subscription = await swapSubscriptionPrice(
       stripe,
       subscriptionId,
       change.toPriceId!,
@@ -107,9 +111,19 @@ export async function requestPlanChange(
     throw error;
   }
 
+  const periodEnd = subscriptionPeriod(subscription)?.end;
   return db.$transaction(async (tx) => {
     const membership = (await lockMembership(tx, { tenantId: actor.tenantId }, membershipId))!;
-    await announceRequested(tx, membership, change);
+    // The end of the period is the provider's: expires_at stays at the renewal Stripe has just
+    // begun until its invoice is paid (about an hour, days while past due).
+    if (change.timing === 'period_end' && periodEnd) {
+      await tx.membershipChange.updateMany({
+        where: { id: change.id, providerAppliedAt: null, effectiveAt: { lt: periodEnd } },
+        data: { effectiveAt: periodEnd },
+      });
+    }
+    const current = await tx.membershipChange.findUniqueOrThrow({ where: { id: change.id } });
+    await announceRequested(tx, membership, current);
     return changeView(await tx.membershipChange.findUniqueOrThrow({ where: { id: change.id } }));
   });
 }

@@ -6,7 +6,8 @@ import { providerCall } from '../payments/provider-call';
  * Puts the subscription's one item on `priceId`. `none` changes the price the next renewal bills
  * and charges nothing now; `always_invoice` (an upgrade made now) invoices the difference for
  * the rest of the period at once, and with `pending_if_incomplete` the provider keeps the old
- * price until that invoice is paid (or drops the update when it expires unpaid).
+ * price until that invoice is paid (or drops the update when it expires unpaid). Returns the
+ * subscription as the provider answered.
  */
 export async function swapSubscriptionPrice(
   stripe: Stripe,
@@ -14,11 +15,11 @@ export async function swapSubscriptionPrice(
   priceId: string,
   proration: 'none' | 'always_invoice',
   idempotencyKey: string,
-): Promise<void> {
+): Promise<Stripe.Subscription> {
   const subscription = await providerCall(() => stripe.subscriptions.retrieve(subscriptionId));
   const item = subscription.items.data[0];
   if (!item) throw new AppError('change_not_allowed', 'the subscription has no item to change');
-  await providerCall(() =>
+  return providerCall(() =>
     stripe.subscriptions.update(
       subscriptionId,
       {
