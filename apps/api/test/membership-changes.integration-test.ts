@@ -19,6 +19,7 @@ import {
 } from '@booking/test-kit';
 import { applyPaidChange } from '../src/membership-changes/apply-paid-change';
 import { applyPriceChanges } from '../src/membership-changes/apply-price-changes';
+import * as followPlanPriceModule from '../src/membership-changes/follow-plan-price';
 import { ANY_TENANT, lockMembership } from '../src/locks';
 import { issueManageToken } from '../src/memberships/member-token';
 
@@ -33,6 +34,7 @@ let other: DemoTenant;
 
 const auth = (key: string) => ({ Authorization: `Bearer ${key}` });
 const DAY = 86_400_000;
+const HOUR = 3_600_000;
 
 beforeAll(async () => {
   fake = await startFakeStripe();
@@ -501,6 +503,12 @@ describe('operator price changes', () => {
     const answers = await Promise.all(Array.from({ length: times }, () => deliverStripeEvent(t, event)));
     expect(answers.map((answer) => answer.status)).toEqual(Array(times).fill(200));
   }
+  /** A purchase of `plan`, paid. */
+  async function paidPurchase(planId: string) {
+    const purchased = await purchase(planId);
+    await payFirst(purchased.subscription_id);
+    return purchased;
+  }
   const priceChanges = (membershipId: string) =>
     t.deps.db.membershipChange.findMany({ where: { membershipId, kind: 'price_change' } });
 
@@ -555,7 +563,7 @@ describe('operator price changes', () => {
         from_price_cents: 3_000,
         to_price_cents: 3_500,
         effective_at: `${effectiveOn}T00:00:00.000Z`,
-        actor_user_id: null,
+        actor_user_id: await keyIdOf(t, demo.api_keys.admin),
       });
       const { stripeSubscriptionId } = await t.deps.db.membership.findUniqueOrThrow({ where: { id } });
       expect(itemPrice(stripeSubscriptionId!)).toBe(newPrice);
@@ -566,27 +574,46 @@ describe('operator price changes', () => {
     }
   });
 
-  it('when a purchase made before the new price took effect is paid after, then the job moves it to the plan’s price from its first renewal', async () => {
+  it('when a purchase made before the new price took effect is paid after, then the job moves it to the plan’s price from its first renewal on a later day, never the one an hour away', async () => {
     const plan = await recurringPlan(3_000);
     const bought = await purchase(plan.id);
     const effectiveOn = tomorrow();
     const res = await priceChange(plan.id, { price_cents: 2_800, effective_on: effectiveOn });
     expect(res.status).toBe(201);
+    const newPrice: string = res.body.stripe_price_id;
     const dayAfter = new Date(Date.parse(`${effectiveOn}T00:00:00Z`) + 1000);
     await applyPriceChanges(t.deps, dayAfter);
     expect(await t.deps.db.membershipPlan.findUniqueOrThrow({ where: { id: plan.id } })).toMatchObject({
       priceCents: 2_800,
-      stripePriceId: res.body.stripe_price_id,
+      stripePriceId: newPrice,
     });
 
     await payFirst(bought.subscription_id);
     expect(itemPrice(bought.subscription_id)).toBe(plan.stripePriceId);
-    await applyPriceChanges(t.deps, dayAfter);
+    // The job first sees it an hour before a renewal (it was down, say): that renewal keeps the old price.
+    const renewal = new Date(Date.parse(`${effectiveOn}T12:00:00Z`) + 5 * DAY);
+    await t.deps.db.membership.update({ where: { id: bought.membership_id }, data: { expiresAt: renewal } });
+    await applyPriceChanges(t.deps, new Date(renewal.getTime() - HOUR));
     const [change, ...more] = await priceChanges(bought.membership_id);
     expect(more).toHaveLength(0);
-    expect(change).toMatchObject({ toPriceId: res.body.stripe_price_id, toPriceCents: 2_800, effectiveAt: dayAfter });
-    expect(await eventsOf(bought.membership_id, 'membership.price_change_scheduled')).toHaveLength(1);
-    expect(itemPrice(bought.subscription_id)).toBe(res.body.stripe_price_id);
+    const nextDay = new Date(Date.parse(`${effectiveOn}T00:00:00Z`) + 6 * DAY);
+    expect(change).toMatchObject({ toPriceId: newPrice, toPriceCents: 2_800, effectiveAt: nextDay });
+    expect(change!.providerAppliedAt).toBeNull();
+    expect(itemPrice(bought.subscription_id)).toBe(plan.stripePriceId);
+    const events = await eventsOf(bought.membership_id, 'membership.price_change_scheduled');
+    expect(events).toHaveLength(1);
+    expect(events[0]!.data).toMatchObject({
+      change_id: change!.id,
+      effective_at: nextDay.toISOString(),
+      actor_user_id: await keyIdOf(t, demo.api_keys.admin),
+    });
+    // Once that renewal is paid, the subscription bills the new price from the next one.
+    await t.deps.db.membership.update({
+      where: { id: bought.membership_id },
+      data: { expiresAt: new Date(renewal.getTime() + 30 * DAY) },
+    });
+    await applyPriceChanges(t.deps, new Date(renewal.getTime() + HOUR));
+    expect(itemPrice(bought.subscription_id)).toBe(newPrice);
 
     // Its first renewal bills the new price, and its paid invoice applies the change.
     const { invoice } = fake.billing.cycle(bought.subscription_id, { outcome: 'paid' });
@@ -594,14 +621,145 @@ describe('operator price changes', () => {
     await deliverStripeEvent(t, signedBillingEvent('invoice.paid', invoice!, { secret: TEST_WEBHOOK_SECRET }));
     expect(await t.deps.db.membership.findUniqueOrThrow({ where: { id: bought.membership_id } })).toMatchObject({
       priceCents: 2_800,
-      stripePriceId: res.body.stripe_price_id,
+      stripePriceId: newPrice,
     });
     // New buyers now start on the new Price and have nothing to follow.
     const after = await purchase(plan.id);
-    expect(itemPrice(after.subscription_id)).toBe(res.body.stripe_price_id);
+    expect(itemPrice(after.subscription_id)).toBe(newPrice);
     await payFirst(after.subscription_id);
     await applyPriceChanges(t.deps, dayAfter);
     expect(await priceChanges(after.membership_id)).toHaveLength(0);
+  });
+
+  it('when the job first runs after this version is deployed, then members of a plan whose price changed before stay on their price: nobody is repriced', async () => {
+    const plan = await recurringPlan(3_000);
+    const other = await recurringPlan(2_500);
+    // Three members left on the plan's old Price by the code before: a purchase paid while a price
+    // change was scheduled, a plan change into the plan applied then, and one skipped then.
+    const bought = await paidPurchase(plan.id);
+    const mover = await member(other);
+    expect((await planChange(mover.id, { to_plan_id: plan.id, when: 'period_end' })).status).toBe(201);
+    const { invoice } = fake.billing.cycle(mover.stripeSubscriptionId!, { outcome: 'paid' });
+    await deliverStripeEvent(t, signedBillingEvent('invoice.paid', invoice!, { secret: TEST_WEBHOOK_SECRET }));
+    expect((await t.deps.db.membership.findUniqueOrThrow({ where: { id: mover.id } })).planId).toBe(plan.id);
+    const skipped = await member(plan);
+    // The plan's price changed before the migration: it keeps no scheduling time.
+    const newPrice = await stripe().prices.create({
+      product: plan.stripeProductId,
+      unit_amount: 3_500,
+      currency: 'eur',
+      recurring: { interval: 'month' },
+    });
+    await t.deps.db.membershipPlan.update({
+      where: { id: plan.id },
+      data: { priceCents: 3_500, stripePriceId: newPrice.id },
+    });
+    const subscriptions = [bought.subscription_id, mover.stripeSubscriptionId!, skipped.stripeSubscriptionId!];
+    const updatesBefore = subscriptions.map((id) => fake.requestsTo('POST', `/v1/subscriptions/${id}`).length);
+
+    await applyPriceChanges(t.deps);
+    await applyPriceChanges(t.deps, new Date(Date.now() + 40 * DAY));
+
+    for (const id of [bought.membership_id, mover.id, skipped.id]) {
+      expect(await priceChanges(id)).toHaveLength(0);
+      expect(await eventsOf(id, 'membership.price_change_scheduled')).toHaveLength(0);
+      expect((await t.deps.db.membership.findUniqueOrThrow({ where: { id } })).priceCents).toBe(3_000);
+    }
+    expect(subscriptions.map((id) => fake.requestsTo('POST', `/v1/subscriptions/${id}`).length)).toEqual(updatesBefore);
+    expect(subscriptions.map(itemPrice)).toEqual(subscriptions.map(() => plan.stripePriceId));
+  });
+
+  it('when a member skipped at scheduling has its other change end after the new price applied, then it keeps its price for good', async () => {
+    const plan = await recurringPlan(3_000);
+    const plus = await recurringPlan(4_000);
+    const busy = await member(plan);
+    expect((await planChange(busy.id, { to_plan_id: plus.id, when: 'period_end' })).status).toBe(201);
+    const effectiveOn = tomorrow();
+    const res = await priceChange(plan.id, { price_cents: 3_500, effective_on: effectiveOn });
+    expect(res.body.skipped).toEqual([{ membership_id: busy.id, reason: 'change_pending' }]);
+    const dayAfter = new Date(Date.parse(`${effectiveOn}T00:00:00Z`) + 1000);
+    await applyPriceChanges(t.deps, dayAfter);
+    expect((await t.deps.db.membershipPlan.findUniqueOrThrow({ where: { id: plan.id } })).stripePriceId).toBe(
+      res.body.stripe_price_id,
+    );
+
+    const withdrawn = await request(t.app)
+      .delete(`/api/v1/memberships/${busy.id}/plan-change`)
+      .set(auth(demo.api_keys.manager));
+    expect(withdrawn.status).toBe(200);
+    await applyPriceChanges(t.deps, dayAfter);
+    await applyPriceChanges(t.deps, new Date(dayAfter.getTime() + 40 * DAY));
+    expect(await priceChanges(busy.id)).toHaveLength(0);
+    expect(await eventsOf(busy.id, 'membership.price_change_scheduled')).toHaveLength(0);
+    expect(itemPrice(busy.stripeSubscriptionId!)).toBe(plan.stripePriceId);
+  });
+
+  it('when the job reaches members before the admin’s own request does (running alongside it, or after it stopped), then their price_change_scheduled names that admin too', async () => {
+    const plan = await recurringPlan(3_000);
+    const members = [];
+    for (let i = 0; i < 6; i += 1) members.push(await member(plan));
+    const body = { price_cents: 3_200, effective_on: tomorrow() };
+    const [res] = await Promise.all([priceChange(plan.id, body), applyPriceChanges(t.deps), applyPriceChanges(t.deps)]);
+    expect(res.status).toBe(201);
+    // As if the request had stopped before the last member: the job alone gives it its change.
+    const last = members[members.length - 1]!;
+    await t.deps.db.membershipChange.deleteMany({ where: { membershipId: last.id } });
+    await t.deps.db.event.deleteMany({ where: { entityId: last.id, name: 'membership.price_change_scheduled' } });
+    await applyPriceChanges(t.deps);
+
+    const admin = await keyIdOf(t, demo.api_keys.admin);
+    for (const m of members) {
+      const [change, ...more] = await priceChanges(m.id);
+      expect([change!.actorKeyId, more]).toEqual([admin, []]);
+      const events = await eventsOf(m.id, 'membership.price_change_scheduled');
+      expect(events.map((e) => (e.data as { actor_user_id: string | null }).actor_user_id)).toEqual([admin]);
+    }
+  });
+
+  it('when giving one membership its change fails, then the job logs it and carries on with the others, the plan’s new price and the subscription moves; the next run gives it', async () => {
+    const plan = await recurringPlan(3_000);
+    const effectiveOn = tomorrow();
+    const res = await priceChange(plan.id, { price_cents: 3_600, effective_on: effectiveOn });
+    expect([res.status, res.body.scheduled]).toEqual([201, []]);
+    const newPrice: string = res.body.stripe_price_id;
+    // Both buy while the price is scheduled.
+    const [failing, fine] = [await paidPurchase(plan.id), await paidPurchase(plan.id)];
+    const follow = followPlanPriceModule.followPlanPrice;
+    let failures = 0;
+    const spy = jest.spyOn(followPlanPriceModule, 'followPlanPrice').mockImplementation(async (tx, membership, now) => {
+      if (membership.id === failing.membership_id && failures === 0) {
+        failures += 1;
+        throw new Error('connection reset');
+      }
+      return follow(tx, membership, now);
+    });
+    const warn = jest.spyOn(t.deps.logger, 'warn');
+    try {
+      const dayAfter = new Date(Date.parse(`${effectiveOn}T00:00:00Z`) + 1000);
+      await expect(applyPriceChanges(t.deps, dayAfter)).resolves.toBeGreaterThan(0);
+      expect(failures).toBe(1);
+      expect(warn).toHaveBeenCalledWith(
+        expect.objectContaining({ membershipId: failing.membership_id }),
+        expect.stringContaining('new price'),
+      );
+      expect((await t.deps.db.membershipPlan.findUniqueOrThrow({ where: { id: plan.id } })).stripePriceId).toBe(
+        newPrice,
+      );
+      expect(await priceChanges(failing.membership_id)).toHaveLength(0);
+      const [change] = await priceChanges(fine.membership_id);
+      expect(change!.providerAppliedAt).not.toBeNull();
+      expect(itemPrice(fine.subscription_id)).toBe(newPrice);
+
+      // Next run, the price has applied, and it still follows: it bought once the change was scheduled.
+      await applyPriceChanges(t.deps, dayAfter);
+      const [later, ...more] = await priceChanges(failing.membership_id);
+      expect([later!.toPriceId, more]).toEqual([newPrice, []]);
+      expect(await eventsOf(failing.membership_id, 'membership.price_change_scheduled')).toHaveLength(1);
+      expect(itemPrice(failing.subscription_id)).toBe(newPrice);
+    } finally {
+      spy.mockRestore();
+      warn.mockRestore();
+    }
   });
 
   it('when a scheduling failed part way, then the same request again (even at once, or while the job runs) schedules the rest and lists those done as scheduled; another price or day is 409 change_pending', async () => {

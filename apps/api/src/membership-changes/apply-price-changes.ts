@@ -1,7 +1,8 @@
 import type { Db } from '@booking/db';
+import type { Logger } from '@booking/logging';
 import type Stripe from 'stripe';
 import { lockMembershipUnlessBusy } from '../locks';
-import { BILLED, followPlanPrice } from './follow-plan-price';
+import { BILLED, followPlanPrice, membershipsBehind } from './follow-plan-price';
 import { swapSubscriptionPrice } from './swap-subscription-price';
 
 const BATCH = 50;
@@ -10,11 +11,12 @@ const SWAP_TIMEOUT_MS = 30_000;
 
 /**
  * The apply-price-changes job, one batch:
- * 0. billed recurring memberships that joined a plan after its price change was scheduled (a
- *    purchase paid since, or a plan change into it applied since), or that had another change
- *    pending then which has gone, follow the plan's price (followPlanPrice: a pending
- *    price_change and membership.price_change_scheduled, once per membership and Price; each
- *    membership locked unless busy, so concurrent runs and the scheduling request take turns);
+ * 0. billed recurring memberships that missed their plan's price change follow it
+ *    (followPlanPrice: while it is scheduled, any not on the scheduled Price, such as a purchase
+ *    paid since or a member whose other change has gone; once it has applied, only those that
+ *    joined the plan since it was scheduled). Each gets a pending price_change and
+ *    membership.price_change_scheduled, once per membership and Price, the membership locked
+ *    unless busy, so concurrent runs and the scheduling request take turns;
  * 1. plans whose scheduled price has come make it their price for new buyers;
  * 2. each pending price_change not yet told to the provider, whose membership's next renewal
  *    (expires_at) is on or after the change's effective_at, has its subscription item swapped to
@@ -24,12 +26,15 @@ const SWAP_TIMEOUT_MS = 30_000;
  *
  * Each change is claimed FOR UPDATE SKIP LOCKED and held through its swap, so concurrent runs
  * swap each change once; the membership itself is not locked, so members are never kept
- * waiting on the provider. A provider failure leaves the change for the next run. Returns how
- * many plans and changes it moved on.
+ * waiting on the provider. A failure with one membership (step 0) or change (step 2) is logged
+ * and left for the next run; the others carry on. Returns how many plans and changes it moved on.
  */
-export async function applyPriceChanges(deps: { db: Db; stripe: Stripe | null }, now = new Date()): Promise<number> {
-  const { db, stripe } = deps;
-  const followed = await followPlanPrices(db, now);
+export async function applyPriceChanges(
+  deps: { db: Db; stripe: Stripe | null; logger?: Pick<Logger, 'warn'> },
+  now = new Date(),
+): Promise<number> {
+  const { db, stripe, logger } = deps;
+  const followed = await followPlanPrices(db, logger, now);
   const plans = await db.$executeRaw`
     UPDATE membership_plans
     SET price_cents = next_price_cents, stripe_price_id = next_stripe_price_id,
@@ -47,35 +52,28 @@ export async function applyPriceChanges(deps: { db: Db; stripe: Stripe | null },
   for (const { id } of due) {
     try {
       if (await swapOne(db, stripe, id)) moved += 1;
-    } catch {
+    } catch (error) {
       // The provider failed or refused: the change stays pending for the next run.
+      logger?.warn({ err: error, changeId: id }, 'could not move a subscription to its new price');
     }
   }
   return moved;
 }
 
 /** Step 0: the memberships followPlanPrice would move, each in its own transaction. */
-async function followPlanPrices(db: Db, now: Date): Promise<number> {
-  const behind = await db.$queryRaw<{ id: string }[]>`
-    SELECT m.id FROM memberships m
-    JOIN membership_plans p ON p.id = m.plan_id
-    CROSS JOIN LATERAL (
-      SELECT COALESCE(p.next_stripe_price_id, CASE WHEN m.stripe_price_id IS NOT NULL THEN p.stripe_price_id END) AS price_id
-    ) target
-    WHERE m.billing = 'recurring' AND m.status::text = ANY (${[...BILLED]}::text[]) AND m.stripe_subscription_id IS NOT NULL
-      AND target.price_id IS NOT NULL AND m.stripe_price_id IS DISTINCT FROM target.price_id
-      AND NOT EXISTS (
-        SELECT 1 FROM membership_changes c WHERE c.membership_id = m.id
-          AND (c.status = 'pending' OR (c.kind = 'price_change' AND c.to_price_id = target.price_id)))
-    ORDER BY m.id
-    LIMIT ${BATCH}`;
+async function followPlanPrices(db: Db, logger: Pick<Logger, 'warn'> | undefined, now: Date): Promise<number> {
   let followed = 0;
-  for (const { id } of behind) {
-    const outcome = await db.$transaction(async (tx) => {
-      const membership = await lockMembershipUnlessBusy(tx, id);
-      return membership ? followPlanPrice(tx, membership, null, now) : null;
-    });
-    if (outcome?.outcome === 'scheduled') followed += 1;
+  for (const { id } of await membershipsBehind(db, BATCH)) {
+    try {
+      const outcome = await db.$transaction(async (tx) => {
+        const membership = await lockMembershipUnlessBusy(tx, id);
+        return membership ? followPlanPrice(tx, membership, now) : null;
+      });
+      if (outcome?.outcome === 'scheduled') followed += 1;
+    } catch (error) {
+      // Nothing was written for it: the next run tries it again.
+      logger?.warn({ err: error, membershipId: id }, "could not give a membership its plan's new price");
+    }
   }
   return followed;
 }

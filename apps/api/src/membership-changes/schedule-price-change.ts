@@ -13,14 +13,16 @@ import { BILLED, followPlanPrice, type Following } from './follow-plan-price';
  * An admin changes a recurring plan's price from a day on. A new Stripe Price is made on the
  * plan's product (Prices never change; idempotency key from plan, price and day). New buyers get
  * it from that day (the plan's next_price_* columns, made its price by the apply-price-changes
- * job). Every billed recurring membership of the plan follows it (followPlanPrice): a pending
- * price_change and membership.price_change_scheduled, one transaction each; one with another
- * change pending keeps its price and is listed as skipped. The same request again (same price
- * and day) carries on where one that failed part way stopped, listing the memberships already
- * following as scheduled; any other while one is scheduled is 409 change_pending. Memberships
- * that join the plan later are given the change by the apply-price-changes job, which also
- * moves each subscription to the new Price before the first renewal on or after the day; that
- * renewal's paid invoice applies it.
+ * job); when and by which key it was scheduled is kept on the plan with them, before any
+ * membership is reached, so the job, which gives the change to memberships this request has not
+ * reached yet or that join the plan later, gives it as this admin's. Every billed recurring
+ * membership of the plan follows it (followPlanPrice): a pending price_change and
+ * membership.price_change_scheduled, one transaction each; one with another change pending keeps
+ * its price and is listed as skipped. The same request again (same price and day) carries on
+ * where one that failed part way stopped, listing the memberships already following as
+ * scheduled; any other while one is scheduled is 409 change_pending. The job moves each
+ * subscription to the new Price before the first renewal on or after the day; that renewal's
+ * paid invoice applies it.
  */
 export async function schedulePriceChange(
   deps: { db: Db; stripe: Stripe | null },
@@ -97,7 +99,13 @@ export async function schedulePriceChange(
     );
     const claimed = await db.membershipPlan.updateMany({
       where: { id: plan.id, nextPriceCents: null },
-      data: { nextPriceCents: request.price_cents, nextStripePriceId: price.id, nextPriceEffectiveAt: effectiveAt },
+      data: {
+        nextPriceCents: request.price_cents,
+        nextStripePriceId: price.id,
+        nextPriceEffectiveAt: effectiveAt,
+        priceChangeScheduledAt: now,
+        priceChangeScheduledByKeyId: operator.keyId,
+      },
     });
     if (claimed.count > 0) return price.id;
     // The same request at once, by another key: both carry on with the one change.
@@ -111,7 +119,7 @@ export async function schedulePriceChange(
     return db.$transaction(async (tx) => {
       const membership = await lockMembership(tx, { tenantId: operator.tenantId }, id);
       if (!membership || membership.planId !== plan.id) return null;
-      return followPlanPrice(tx, membership, operator.keyId);
+      return followPlanPrice(tx, membership, now);
     });
   }
 }

@@ -275,7 +275,7 @@ export const MembershipEvents = {
     effective_at: Timestamp('when the new price first applies'),
     actor_user_id: Nullable(
       Id(),
-      'the admin who scheduled the price; null: the membership joined the plan (or its pending change ended) afterwards',
+      'the admin who scheduled the price change, also for a membership that joined the plan after it was scheduled; null: a change scheduled before the admin was recorded',
     ),
   }),
 };
