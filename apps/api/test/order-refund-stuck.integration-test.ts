@@ -3,14 +3,17 @@ import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import {
   createTestApp,
+  deliverStripeEvent,
   type FakeStripe,
   openShift,
   openTillOrder,
   paidWalletTopUp,
   seedTenant,
+  signedChargeRefundedEvent,
   startStripeTestApp,
   stopStripeTestApp,
   stripeEnv,
+  TEST_WEBHOOK_SECRET,
   type TestApp,
   tillCardPayment,
 } from '@booking/test-kit';
@@ -33,7 +36,10 @@ beforeAll(async () => {
   demo = await seedTenant(t.deps);
   shiftId = await openShift(t, demo);
 });
-afterEach(() => fake.failNextRefunds(0));
+afterEach(() => {
+  fake.failNextRefunds(0);
+  fake.rateLimitNextRefunds(0);
+});
 afterAll(async () => {
   await replica.close();
   await stopStripeTestApp(t, fake);
@@ -59,6 +65,8 @@ const aged = (refundId: string, minutes: number) =>
     where: { id: refundId },
     data: { updatedAt: new Date(Date.now() - minutes * 60_000) },
   });
+
+const order = (id: string) => t.deps.db.order.findUniqueOrThrow({ where: { id } });
 
 /** A paid online top-up, refunded in part while Stripe fails every try: the refund stays pending. */
 async function stuckTopUpRefund(paidCents: number, refundCents: number) {
@@ -189,6 +197,88 @@ describe('the settle-stuck-order-refunds job', () => {
     expect(await events(stuck.orderId, 'refund.created')).toHaveLength(1);
   });
 
+  it('when Stripe rate-limits the refund request, then it stays pending with its value held (409), and the refund an earlier try made is settled once from Stripe’s list', async () => {
+    const topUp = await paidWalletTopUp(t, fake, demo, 2000, {
+      email: `limited-${randomUUID()}@example.com`,
+      first_name: 'Rae',
+    });
+    fake.rateLimitNextRefunds(1);
+    const res = await refund(topUp.orderId, { amount_cents: 700 });
+    expect([res.status, res.body.error]).toEqual([409, 'refund_in_progress']);
+    const refundId = res.body.detail.refund_id as string;
+    // A 429 says nothing of an earlier try under the same key: nothing is released.
+    expect(await refundRow(refundId)).toMatchObject({ status: 'pending', providerRefundId: null });
+    expect(await wallet(topUp.walletId)).toMatchObject({ balanceCents: 2000, heldCents: 700 });
+    expect(await order(topUp.orderId)).toMatchObject({ refundedCents: 700 });
+    expect((await refund(topUp.orderId, { amount_cents: 1400 })).body.error).toBe('refund_exceeds_paid');
+    // The try before the 429 had reached Stripe, its answer lost.
+    const made = await t.deps.stripe!.refunds.create({
+      payment_intent: topUp.intent.id,
+      amount: 700,
+      metadata: { order_refund_id: refundId },
+    });
+
+    await aged(refundId, 6);
+    const [posts] = calls(topUp.intent.id);
+    await sweep();
+
+    expect(calls(topUp.intent.id)[0]).toBe(posts);
+    expect(refundsOf(topUp.intent.id)).toHaveLength(1);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'succeeded', providerRefundId: made.id });
+    expect(await wallet(topUp.walletId)).toMatchObject({ balanceCents: 1300, heldCents: 0 });
+    expect(await order(topUp.orderId)).toMatchObject({ refundedCents: 700 });
+    // Its notification, coming later, books nothing twice.
+    const notified = signedChargeRefundedEvent(topUp.intent, [made as never], { secret: TEST_WEBHOOK_SECRET });
+    expect((await deliverStripeEvent(t, notified)).status).toBe(200);
+    expect(await events(topUp.orderId, 'refund.created')).toHaveLength(1);
+    expect(await events(topUp.walletId, 'wallet.funding_returned')).toHaveLength(1);
+    expect(await wallet(topUp.walletId)).toMatchObject({ balanceCents: 1300, heldCents: 0 });
+    expect((await refund(topUp.orderId, { amount_cents: 1400 })).body.error).toBe('refund_exceeds_paid');
+  });
+
+  it('when Stripe shows the refund an earlier try made as canceled, then the job fails it and releases its value', async () => {
+    const { orderId, walletId, intent, refundId } = await stuckTopUpRefund(1000, 400);
+    const made = await t.deps.stripe!.refunds.create({
+      payment_intent: intent.id,
+      amount: 400,
+      metadata: { order_refund_id: refundId },
+    });
+    fake.refunds.find((one) => one.id === made.id)!.status = 'canceled';
+
+    await aged(refundId, 6);
+    await sweep();
+
+    expect(await refundRow(refundId)).toMatchObject({ status: 'failed', providerRefundId: made.id });
+    expect(await wallet(walletId)).toMatchObject({ balanceCents: 1000, heldCents: 0 });
+    expect(await order(orderId)).toMatchObject({ refundedCents: 0 });
+    expect(await events(orderId, 'refund.created')).toHaveLength(0);
+    expect(refundsOf(intent.id)).toHaveLength(1);
+  });
+
+  it('when Stripe does not know the payment at all, then the job fails the refund, its value released, rather than asking every five minutes for good', async () => {
+    const { orderId, walletId, intent, refundId } = await stuckTopUpRefund(1000, 400);
+    fake.forgetIntent(intent.id);
+
+    await aged(refundId, 6);
+    const warn = jest.fn();
+    await sweep(warn);
+
+    expect(await refundRow(refundId)).toMatchObject({ status: 'failed', providerRefundId: null });
+    expect(await wallet(walletId)).toMatchObject({ balanceCents: 1000, heldCents: 0 });
+    expect(await order(orderId)).toMatchObject({ refundedCents: 0 });
+    expect(warn).toHaveBeenCalledWith(
+      expect.objectContaining({
+        refund_id: refundId,
+        err: expect.objectContaining({ code: 'payment_provider_error' }),
+      }),
+      'stuck order refund: not settled',
+    );
+    const [posts, lists] = calls(intent.id);
+    await aged(refundId, 60);
+    await sweep();
+    expect(calls(intent.id)).toEqual([posts, lists]);
+  });
+
   it('when two processes run the job at once, then each stuck refund is listed and asked for once, and settled once', async () => {
     const stuck = [];
     // One after the other: Stripe's failures are counted across requests.
@@ -201,6 +291,92 @@ describe('the settle-stuck-order-refunds job', () => {
     for (const [index, { intent, refundId, orderId, walletId }] of stuck.entries()) {
       expect(calls(intent.id)).toEqual([before[index]![0]! + 1, before[index]![1]! + 1]);
       expect(refundsOf(intent.id)).toHaveLength(1);
+      expect(await refundRow(refundId)).toMatchObject({ status: 'succeeded' });
+      expect(await events(orderId, 'refund.created')).toHaveLength(1);
+      expect(await wallet(walletId)).toMatchObject({ balanceCents: 600, heldCents: 0 });
+    }
+  });
+});
+
+describe('the settle-stuck-order-refunds job, for refunds Stripe answered pending', () => {
+  /** A paid online top-up, refunded in part; Stripe answers the refund pending and never notifies. */
+  async function pendingTopUpRefund(paidCents: number, refundCents: number) {
+    const topUp = await paidWalletTopUp(t, fake, demo, paidCents, {
+      email: `unsettled-${randomUUID()}@example.com`,
+      first_name: 'Pat',
+    });
+    fake.answerNextRefunds('pending');
+    const res = await refund(topUp.orderId, { amount_cents: refundCents });
+    expect([res.status, res.body.status]).toEqual([201, 'pending']);
+    const refundId = res.body.refund_id as string;
+    const [made] = refundsOf(topUp.intent.id);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'pending', providerRefundId: made!.id });
+    return { ...topUp, refundId, made: made! };
+  }
+
+  it('when its notification never comes, then Stripe is asked about it a day on, again a day later while pending, and its outcome is settled once, never asked for again', async () => {
+    const { orderId, walletId, intent, refundId, made } = await pendingTopUpRefund(2000, 700);
+    const before = calls(intent.id);
+
+    // Stripe has answered about it: not asked about before a day.
+    await aged(refundId, 6);
+    await sweep();
+    await aged(refundId, 23 * 60);
+    await sweep();
+    expect(calls(intent.id)).toEqual(before);
+
+    // A day on: listed, still pending at Stripe, put back another day.
+    await aged(refundId, 25 * 60);
+    const now = new Date();
+    await sweep(jest.fn(), t, now);
+    expect(calls(intent.id)).toEqual([before[0], before[1]! + 1]);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'pending', updatedAt: now });
+    expect(await wallet(walletId)).toMatchObject({ balanceCents: 2000, heldCents: 700 });
+    await sweep();
+    expect(calls(intent.id)).toEqual([before[0], before[1]! + 1]);
+
+    made.status = 'succeeded';
+    await aged(refundId, 25 * 60);
+    await sweep();
+
+    expect(calls(intent.id)).toEqual([before[0], before[1]! + 2]);
+    expect(refundsOf(intent.id)).toHaveLength(1);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'succeeded', providerRefundId: made.id });
+    expect(await wallet(walletId)).toMatchObject({ balanceCents: 1300, heldCents: 0 });
+    expect(await events(orderId, 'refund.created')).toHaveLength(1);
+    expect(await events(walletId, 'wallet.funding_returned')).toHaveLength(1);
+
+    await aged(refundId, 25 * 60);
+    await sweep();
+    expect(calls(intent.id)).toEqual([before[0], before[1]! + 2]);
+  });
+
+  it('when Stripe cancels it, then the job fails it a day on and releases its value', async () => {
+    const { orderId, walletId, refundId, made } = await pendingTopUpRefund(1000, 400);
+    made.status = 'canceled';
+
+    await aged(refundId, 25 * 60);
+    await sweep();
+
+    expect(await refundRow(refundId)).toMatchObject({ status: 'failed', providerRefundId: made.id });
+    expect(await wallet(walletId)).toMatchObject({ balanceCents: 1000, heldCents: 0 });
+    expect(await order(orderId)).toMatchObject({ refundedCents: 0 });
+    expect(await events(orderId, 'refund.created')).toHaveLength(0);
+  });
+
+  it('when two processes run the job at once, then each such refund is listed once and settled once', async () => {
+    const unsettled = [];
+    for (let made = 0; made < 4; made += 1) unsettled.push(await pendingTopUpRefund(900, 300));
+    for (const { refundId, made } of unsettled) {
+      made.status = 'succeeded';
+      await aged(refundId, 25 * 60);
+    }
+    const before = unsettled.map(({ intent }) => calls(intent.id));
+
+    await Promise.all([sweep(jest.fn(), t), sweep(jest.fn(), replica)]);
+
+    for (const [index, { intent, refundId, orderId, walletId }] of unsettled.entries()) {
+      expect(calls(intent.id)).toEqual([before[index]![0], before[index]![1]! + 1]);
       expect(await refundRow(refundId)).toMatchObject({ status: 'succeeded' });
       expect(await events(orderId, 'refund.created')).toHaveLength(1);
       expect(await wallet(walletId)).toMatchObject({ balanceCents: 600, heldCents: 0 });

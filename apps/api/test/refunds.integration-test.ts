@@ -53,7 +53,10 @@ describe('refunds through the payment provider', () => {
   beforeEach(async () => {
     demo = await seedTenant(t.deps);
   });
-  afterEach(() => fake.failNextRefunds(0));
+  afterEach(() => {
+    fake.failNextRefunds(0);
+    fake.rateLimitNextRefunds(0);
+  });
   afterAll(async () => {
     await t?.close();
     await stopFakeStripe(fake);
@@ -372,6 +375,42 @@ describe('refunds through the payment provider', () => {
       const retry = await refund(t, demo.api_keys.manager, { booking_id: booking.bookingId });
       expect(retry.status).toBe(201);
       expect(retry.body).toMatchObject({ amount_cents: booking.paidCents, booking_status: 'refunded' });
+    });
+
+    it('when Stripe rate-limits the request, then the refund stays pending with its amount reserved (409), and the refund an earlier try made is settled from it once', async () => {
+      const booking = await cardBooking(demo);
+      fake.rateLimitNextRefunds(1);
+
+      const res = await refund(t, demo.api_keys.manager, { booking_id: booking.bookingId, amount_cents: 1500 });
+
+      // A 429 says nothing of an earlier try under the same key: nothing is released.
+      expect(res.status).toBe(409);
+      expect(res.body).toMatchObject({ error: 'refund_in_progress', detail: { refund_id: expect.any(String) } });
+      const refundId = res.body.detail.refund_id as string;
+      expect(await t.deps.db.refund.findUniqueOrThrow({ where: { id: refundId } })).toMatchObject({
+        status: 'pending',
+      });
+      expect(await cardPayment(booking.bookingId)).toMatchObject({ refundedCents: 1500 });
+
+      // That earlier try had reached Stripe; its notification settles it, once.
+      const made = await t.deps.stripe!.refunds.create({
+        payment_intent: booking.intent.id,
+        amount: 1500,
+        metadata: { booking_id: booking.bookingId, refund_id: refundId },
+      });
+      const notified = signedRefundEvent(made as never, { secret: TEST_WEBHOOK_SECRET, type: 'refund.updated' });
+      expect((await deliver(notified)).status).toBe(200);
+      expect(await t.deps.db.refund.findUniqueOrThrow({ where: { id: refundId } })).toMatchObject({
+        status: 'succeeded',
+        providerRefundId: made.id,
+      });
+      expect(await cardPayment(booking.bookingId)).toMatchObject({ refundedCents: 1500 });
+      expect(await eventsOf(booking.bookingId, 'refund.created')).toHaveLength(1);
+      const over = await refund(t, demo.api_keys.manager, {
+        booking_id: booking.bookingId,
+        amount_cents: booking.paidCents,
+      });
+      expect(over.body.error).toBe('refund_exceeds_paid');
     });
 
     it('when a request is retried with the same Idempotency-Key, then the stored answer is replayed and the provider refunds once', async () => {

@@ -67,6 +67,16 @@ export interface FakeStripe {
   refunds: FakeRefund[];
   /** The next `count` POST /v1/refunds answer 500 (nothing is created, nothing is kept for the key). */
   failNextRefunds(count: number): void;
+  /**
+   * The next `count` POST /v1/refunds answer 429 rate_limit_error, as Stripe does before it looks
+   * at the request's key: nothing is created and nothing is kept for the key.
+   */
+  rateLimitNextRefunds(count: number): void;
+  /**
+   * Stripe no longer knows the intent (a key of another account or mode, say): asking for its
+   * refunds, or listing them, answers 404 resource_missing.
+   */
+  forgetIntent(intentId: string): void;
   /** The next `count` POST /v1/refunds take effect at once but answer `ms` later (a slow Stripe). */
   delayNextRefunds(count: number, ms: number): void;
   /** The next POST /v1/refunds make their refunds with these statuses, in order (then `succeeded`). */
@@ -127,6 +137,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   // Like Stripe: the first request with a key fixes the answer; the same key again replays it.
   const idempotent = new Map<string, { fingerprint: string; reply: Reply }>();
   let refundFailures = 0;
+  let refundRateLimits = 0;
+  const forgotten = new Set<string>();
   const refundDelays = { count: 0, ms: 0 };
   const answers = refundAnswers();
   const billing = createBillingState(intents);
@@ -245,6 +257,12 @@ export async function startFakeStripe(): Promise<FakeStripe> {
           param: 'payment_intent',
         });
       }
+      if (forgotten.has(body.payment_intent)) {
+        return stripeError(404, 'invalid_request_error', `No such payment_intent: '${body.payment_intent}'`, {
+          code: 'resource_missing',
+          param: 'payment_intent',
+        });
+      }
       const data = refunds.filter((refund) => refund.payment_intent === body.payment_intent).reverse();
       return { status: 200, body: { object: 'list', data, has_more: false, url: '/v1/refunds' } };
     }
@@ -273,7 +291,12 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       let reply: Reply;
       const fingerprint = `${method} ${path} ${text}`;
       const stored = method === 'POST' && idempotencyKey ? idempotent.get(idempotencyKey) : undefined;
-      if (stored && stored.fingerprint !== fingerprint) {
+      if (method === 'POST' && path === '/v1/refunds' && refundRateLimits > 0) {
+        refundRateLimits -= 1;
+        reply = stripeError(429, 'invalid_request_error', 'Too many requests made to the API too quickly', {
+          code: 'rate_limit',
+        });
+      } else if (stored && stored.fingerprint !== fingerprint) {
         reply = stripeError(
           400,
           'idempotency_error',
@@ -321,6 +344,13 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     answerNextRefunds: answers.queue,
     failNextRefunds(count: number) {
       refundFailures = count;
+    },
+    rateLimitNextRefunds(count: number) {
+      refundRateLimits = count;
+    },
+    forgetIntent(intentId: string) {
+      intents.delete(intentId);
+      forgotten.add(intentId);
     },
     succeed(intentId: string) {
       const intent = intents.get(intentId);

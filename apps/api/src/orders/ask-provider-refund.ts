@@ -1,8 +1,9 @@
 import type { Db } from '@booking/db';
 import { AppError } from '@booking/domain';
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { findProviderRefund } from '../payments/find-provider-refund';
-import { providerRefusal } from '../payments/provider-call';
+import { madeNothing, providerRefusal } from '../payments/provider-call';
+import { providerOutcome } from '../refunds/create-refund';
 import { completeOrderRefund } from './complete-order-refund';
 
 /** An operator's order refund reserved for Stripe to pay: the payment it is asked of. */
@@ -27,16 +28,10 @@ export async function askProviderRefund(db: Db, stripe: Stripe, asked: ProviderR
       { idempotencyKey: `order-refund-${refund.id}` },
     );
   } catch (error) {
-    // A key still in use (409: the first run's request is still at Stripe) is no answer either.
-    const refused =
-      error instanceof Stripe.errors.StripeError &&
-      !(error instanceof Stripe.errors.StripeConnectionError) &&
-      !(error instanceof Stripe.errors.StripeIdempotencyError) &&
-      error.statusCode !== 409 &&
-      (error.statusCode ?? 500) < 500;
-    if (!refused) {
-      // No answer, or Stripe's own failure: the refund may exist. It stays pending (its value
-      // held) until Stripe's record of it is found by its order_refund_id.
+    if (!madeNothing(error)) {
+      // No answer, Stripe's own failure, its refusal of our key or rate, or the key in use: an
+      // earlier try may have made the refund. It stays pending (its value held) until Stripe's
+      // record of it is found by its order_refund_id.
       throw new AppError(
         'refund_in_progress',
         {
@@ -46,36 +41,48 @@ export async function askProviderRefund(db: Db, stripe: Stripe, asked: ProviderR
         { cause: error },
       );
     }
+    // Refused (Stripe refunded nothing): failed, its value refundable again.
     await db.$transaction((tx) => completeOrderRefund(tx, refund.id, { status: 'failed', providerRefundId: null }));
-    // Refused (Stripe refunded nothing): failed, its value refundable again. A refusal of the
-    // service's own key or rate is answered 503, not shown.
     throw providerRefusal(error, { refund_id: refund.id });
   }
   await recordProviderRefund(db, refund.id, providerRefund);
 }
 
 /**
- * A pending refund whose Stripe answer was never heard, as booking refunds are reconciled: Stripe
- * lists the payment's refunds, and ours (its metadata.order_refund_id) is recorded; when none is
- * ours, the request never arrived and is sent again, under the same key. Sending again only when
- * Stripe shows none stays safe after Stripe has forgotten the key (a day).
+ * A pending refund settled from Stripe's record of it, as booking refunds are reconciled: Stripe
+ * lists the payment's refunds, and ours (its provider id when Stripe named it, else its
+ * metadata.order_refund_id) is recorded. When none is ours and Stripe never named one, the
+ * request never arrived and is sent again, under the same key. Sending again only when Stripe
+ * shows none stays safe after Stripe has forgotten the key (a day). A refund Stripe did name is
+ * never asked for again: one it does not list stays pending (409 refund_in_progress).
  */
-export async function settleOrAskAgain(db: Db, stripe: Stripe, asked: ProviderRefundRequest): Promise<void> {
+export async function settleOrAskAgain(
+  db: Db,
+  stripe: Stripe,
+  asked: ProviderRefundRequest & { providerRefundId: string | null },
+): Promise<void> {
   const ours = await findProviderRefund(stripe, asked.paymentIntentId, {
     id: asked.refundId,
-    providerRefundId: null,
+    providerRefundId: asked.providerRefundId,
     metadataKey: 'order_refund_id',
   });
   if (ours) return recordProviderRefund(db, asked.refundId, ours);
+  if (asked.providerRefundId) {
+    throw new AppError('refund_in_progress', {
+      refund_id: asked.refundId,
+      message: 'the payment provider does not list the refund it reported; the refund stays pending',
+    });
+  }
   await askProviderRefund(db, stripe, asked);
 }
 
-/** Records Stripe's refund for ours: settled when final, else its id, for the notifications. */
+/** Records Stripe's refund for ours: settled when final (providerOutcome), else its id, for the notifications. */
 async function recordProviderRefund(db: Db, refundId: string, providerRefund: Stripe.Refund): Promise<void> {
-  const status =
-    providerRefund.status === 'succeeded' ? 'succeeded' : providerRefund.status === 'failed' ? 'failed' : null;
+  const outcome = providerOutcome(providerRefund);
   await db.$transaction(async (tx) => {
-    if (status) return completeOrderRefund(tx, refundId, { status, providerRefundId: providerRefund.id });
+    if (outcome.status !== 'pending') {
+      return completeOrderRefund(tx, refundId, { status: outcome.status, providerRefundId: providerRefund.id });
+    }
     await tx.orderRefund.updateMany({
       where: { id: refundId, providerRefundId: null },
       data: { providerRefundId: providerRefund.id },

@@ -68,6 +68,7 @@ export async function refundOrder(
         orderId,
         refundId: earlier.id,
         paymentIntentId,
+        providerRefundId: null,
       });
     }
     return { refund: await refundView(deps.db, operator, orderId, earlier.id), replayed: true };

@@ -1,4 +1,4 @@
-import type { Db } from '@booking/db';
+import { Prisma, type Db } from '@booking/db';
 import type { Logger } from '@booking/logging';
 import type Stripe from 'stripe';
 import { settleOrAskAgain } from './ask-provider-refund';
@@ -9,20 +9,35 @@ const BATCH = 50;
  * it, and again after that: well past a request's own call with the SDK's retries.
  */
 const STUCK_REFUND_MS = 5 * 60 * 1000;
+/** How long a refund Stripe answered pending waits for its notification before Stripe is asked (again). */
+const UNSETTLED_REFUND_MS = 24 * 60 * 60 * 1000;
+
+type Claimed = {
+  id: string;
+  tenant_id: string;
+  order_id: string;
+  provider_refund_id: string | null;
+  payment_intent_id: string;
+};
 
 /**
- * Operator refunds of orders (an online payment, a till card tender) that Stripe never answered
- * about, five minutes after they were reserved or last asked about: the request's call failed
- * after the SDK's retries, or its process died before asking, so no notification may ever come,
- * and the wallet value they hold would stay held for good. Each is settled from Stripe's record
- * of it, or asked for again under the same key when Stripe shows none (settleOrAskAgain), so a
- * request that did reach Stripe is never paid twice. Its outcome is booked once, whoever gets
- * there first (completeOrderRefund).
+ * Operator refunds of orders (an online payment, a till card tender) still pending with no word
+ * from Stripe that settles them, whose wallet value would otherwise stay held for good:
  *
- * One batch per call, claimed FOR UPDATE SKIP LOCKED by putting it back five minutes (updated_at),
- * so runs on several pods take different refunds. One Stripe still does not answer about, or
- * whose outcome cannot be booked, is logged and comes up again five minutes later, behind the
- * others. Returns how many Stripe answered about.
+ * - Stripe never answered about it, five minutes after it was reserved or last asked about: the
+ *   request's call failed after the SDK's retries, or its process died before asking, so no
+ *   notification may ever come. It is settled from Stripe's record of it, or asked for again
+ *   under the same key when Stripe shows none, so a request that did reach Stripe is never paid
+ *   twice.
+ * - Stripe answered pending, a day after that or after it was last asked about: its
+ *   notification may have been lost. It is settled from Stripe's record of it, never asked for
+ *   again; one still pending is asked about again a day later.
+ *
+ * Both through settleOrAskAgain; the outcome is booked once, whoever gets there first
+ * (completeOrderRefund). Each kind is claimed a batch per call, FOR UPDATE SKIP LOCKED, by
+ * putting it back (updated_at), so runs on several pods take different refunds. One Stripe does
+ * not answer about, or whose outcome cannot be booked, is logged and comes up again when next
+ * due, behind the others. Returns how many Stripe answered about.
  */
 export async function settleStuckOrderRefunds(
   deps: { db: Db; stripe: Stripe | null; logger: Pick<Logger, 'warn'> },
@@ -30,22 +45,10 @@ export async function settleStuckOrderRefunds(
 ): Promise<number> {
   const stripe = deps.stripe;
   if (!stripe) return 0;
-  const claimed = await deps.db.$queryRaw<
-    { id: string; tenant_id: string; order_id: string; payment_intent_id: string }[]
-  >`
-    WITH stuck AS (
-      SELECT r.id, COALESCE(t.payment_reference, o.payment_intent_id) AS payment_intent_id
-      FROM order_refunds r
-      JOIN orders o ON o.id = r.order_id
-      LEFT JOIN order_tenders t ON t.id = r.tender_id
-      WHERE r.source = 'operator' AND r.status = 'pending' AND r.provider_refund_id IS NULL
-        AND r.updated_at <= ${new Date(now.getTime() - STUCK_REFUND_MS)}
-      ORDER BY r.updated_at
-      LIMIT ${BATCH}
-      FOR UPDATE OF r SKIP LOCKED)
-    UPDATE order_refunds r SET updated_at = ${now}
-    FROM stuck WHERE r.id = stuck.id
-    RETURNING r.id, r.tenant_id, r.order_id, stuck.payment_intent_id`;
+  const claimed = [
+    ...(await claim(deps.db, Prisma.sql`r.provider_refund_id IS NULL`, STUCK_REFUND_MS, now)),
+    ...(await claim(deps.db, Prisma.sql`r.provider_refund_id IS NOT NULL`, UNSETTLED_REFUND_MS, now)),
+  ];
   let answered = 0;
   for (const row of claimed) {
     try {
@@ -54,6 +57,7 @@ export async function settleStuckOrderRefunds(
         orderId: row.order_id,
         refundId: row.id,
         paymentIntentId: row.payment_intent_id,
+        providerRefundId: row.provider_refund_id,
       });
       answered += 1;
     } catch (error) {
@@ -62,4 +66,22 @@ export async function settleStuckOrderRefunds(
     }
   }
   return answered;
+}
+
+/** Claims a batch of one kind of pending operator refunds untouched for `dueMs`, least recently touched first. */
+function claim(db: Db, kind: Prisma.Sql, dueMs: number, now: Date): Promise<Claimed[]> {
+  return db.$queryRaw<Claimed[]>`
+    WITH stuck AS (
+      SELECT r.id, COALESCE(t.payment_reference, o.payment_intent_id) AS payment_intent_id
+      FROM order_refunds r
+      JOIN orders o ON o.id = r.order_id
+      LEFT JOIN order_tenders t ON t.id = r.tender_id
+      WHERE r.source = 'operator' AND r.status = 'pending' AND ${kind}
+        AND r.updated_at <= ${new Date(now.getTime() - dueMs)}
+      ORDER BY r.updated_at
+      LIMIT ${BATCH}
+      FOR UPDATE OF r SKIP LOCKED)
+    UPDATE order_refunds r SET updated_at = ${now}
+    FROM stuck WHERE r.id = stuck.id
+    RETURNING r.id, r.tenant_id, r.order_id, r.provider_refund_id, stuck.payment_intent_id`;
 }

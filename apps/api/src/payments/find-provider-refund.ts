@@ -7,7 +7,8 @@ import { providerRefusal } from './provider-call';
  * intent's refunds (every page), the one with `providerRefundId` when we heard it, else the first
  * whose metadata `metadataKey` names ours. Without the list nothing can be concluded (sending
  * again is only safe when the provider shows no refund): no answer is 409 refund_in_progress, the
- * refund staying as it is; a refusal is providerRefusal's answer.
+ * refund staying as it is; a refusal is providerRefusal's answer. A payment the provider does not
+ * know has no refund: null.
  */
 export async function findProviderRefund(
   stripe: Stripe,
@@ -34,6 +35,9 @@ export async function findProviderRefund(
         { cause: error },
       );
     }
+    // Stripe knows no such payment: none of its refunds can be ours, and asking again is safe
+    // (Stripe refuses that too, so the refund fails, its amount released).
+    if (error.code === 'resource_missing' && error.param === 'payment_intent') return null;
     throw providerRefusal(error, { refund_id: ours.id });
   }
   return byMetadata;

@@ -1,6 +1,6 @@
 import { AppError } from '@booking/domain';
 import Stripe from 'stripe';
-import { providerCall, providerRefusal } from './provider-call';
+import { madeNothing, providerCall, providerRefusal } from './provider-call';
 
 /** What providerCall turns `error` into: the AppError's code, detail and cause. */
 async function answerTo(error: Error) {
@@ -101,5 +101,47 @@ describe('providerCall', () => {
       detail: { refund_id: 'r1' },
       cause: revoked,
     });
+  });
+});
+
+describe('madeNothing', () => {
+  const stripeError = (Type: typeof Stripe.errors.StripeError, raw: Record<string, unknown>) => new Type(raw as never);
+
+  it.each([
+    [
+      'refused as asked (400)',
+      stripeError(Stripe.errors.StripeInvalidRequestError, { statusCode: 400, code: 'charge_already_refunded' }),
+      true,
+    ],
+    [
+      'refused: no such payment (404)',
+      stripeError(Stripe.errors.StripeInvalidRequestError, { statusCode: 404, code: 'resource_missing' }),
+      true,
+    ],
+    ['unreachable', stripeError(Stripe.errors.StripeConnectionError, {}), false],
+    ['failing (500)', stripeError(Stripe.errors.StripeAPIError, { statusCode: 500 }), false],
+    [
+      'refusing the service key (401)',
+      stripeError(Stripe.errors.StripeAuthenticationError, { statusCode: 401 }),
+      false,
+    ],
+    [
+      'refusing what the key may do (403)',
+      stripeError(Stripe.errors.StripePermissionError, { statusCode: 403 }),
+      false,
+    ],
+    ['rate limiting the service (429)', stripeError(Stripe.errors.StripeRateLimitError, { statusCode: 429 }), false],
+    ['still running a request under the key (409)', stripeError(Stripe.errors.StripeError, { statusCode: 409 }), false],
+    [
+      'holding the key for other parameters',
+      stripeError(Stripe.errors.StripeIdempotencyError, { statusCode: 400 }),
+      false,
+    ],
+  ])('when Stripe is %s, then whether nothing was made under the key: %s', (_case, error, expected) => {
+    expect(madeNothing(error)).toBe(expected);
+  });
+
+  it('when the error is not Stripe’s, then nothing is known', () => {
+    expect(madeNothing(new TypeError('not a function'))).toBe(false);
   });
 });

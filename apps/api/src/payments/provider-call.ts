@@ -18,6 +18,23 @@ function serviceFailure(error: InstanceType<typeof Stripe.errors.StripeError>): 
 }
 
 /**
+ * Whether Stripe's error answering a request made under an idempotency key (a refund) says that
+ * nothing was made under the key: Stripe refused the request itself (a 4xx, say an amount above
+ * what is left to refund). A failure of the service's own (serviceFailure) says no such thing:
+ * an earlier try of the same call (the SDK's retry after a lost answer) may have taken effect,
+ * and a 429 or a refused key tells nothing of it. Nor does the key being in use (409; or
+ * idempotency_error: a request under it made with other parameters): a refund under it may exist.
+ */
+export function madeNothing(error: unknown): error is InstanceType<typeof Stripe.errors.StripeError> {
+  return (
+    error instanceof Stripe.errors.StripeError &&
+    !serviceFailure(error) &&
+    !(error instanceof Stripe.errors.StripeIdempotencyError) &&
+    error.statusCode !== 409
+  );
+}
+
+/**
  * Stripe's error as our answer: a refusal of the request (4xx, say an amount under its minimum
  * charge) is 502 payment_provider_error with Stripe's code and message (and `detail`'s fields),
  * so the caller can show why; a failure of the service's own (see serviceFailure) is 503, worth

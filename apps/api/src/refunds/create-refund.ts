@@ -1,7 +1,7 @@
 import { Prisma, type Db, type Tx } from '@booking/db';
 import { AppError, assertBookingAllows } from '@booking/domain';
 import Stripe from 'stripe';
-import { providerRefusal } from '../payments/provider-call';
+import { madeNothing, providerRefusal } from '../payments/provider-call';
 import { ANY_TENANT, lockBooking, lockCardPayment } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
 import { settleRefund, type FinalOutcome, type SettleDeps } from './refund-bookkeeping';
@@ -173,20 +173,11 @@ export async function askProvider(stripe: Stripe, bookingId: string, reserved: R
     );
     return providerOutcome(refund);
   } catch (error) {
-    // No answer, or the provider's own failure (5xx): the refund may or may not have happened,
-    // so it stays pending for the provider's notification rather than being released.
-    if (error instanceof Stripe.errors.StripeConnectionError) return { status: 'unknown', cause: error };
-    if (error instanceof Stripe.errors.StripeError && (error.statusCode ?? 0) >= 500) {
-      return { status: 'unknown', cause: error };
-    }
-    // The key is in use: by a request still running (409), or by one made with other parameters
-    // (idempotency_error). Either way a refund under this key may exist: not a refusal.
-    if (error instanceof Stripe.errors.StripeIdempotencyError) return { status: 'unknown', cause: error };
-    if (error instanceof Stripe.errors.StripeError && error.statusCode === 409)
-      return { status: 'unknown', cause: error };
-    if (error instanceof Stripe.errors.StripeError) {
-      return { status: 'failed', providerError: error };
-    }
+    // Refused: nothing was made under the key. Any other Stripe error (no answer, its own
+    // failure, its refusal of our key or rate, the key in use) may follow a try that did refund,
+    // so the refund stays pending for Stripe's record of it rather than being released.
+    if (madeNothing(error)) return { status: 'failed', providerError: error };
+    if (error instanceof Stripe.errors.StripeError) return { status: 'unknown', cause: error };
     throw error;
   }
 }
