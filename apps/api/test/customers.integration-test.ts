@@ -9,6 +9,8 @@ import {
   confirmedBooking,
   createTestApp,
   placeHold,
+  seedMembership,
+  seedMembershipPlan,
   seedTenant,
   type TestApp,
 } from '@booking/test-kit';
@@ -575,6 +577,51 @@ describe('customers', () => {
       expect(change.body.error).toBe('customer_anonymised');
       expect(await t.deps.db.customer.findUniqueOrThrow({ where: { id: customer.id } })).toEqual(before);
       expect(await customerEvents(customer.id)).toEqual([]);
+    });
+
+    it('when a membership holder is anonymised, then every photo showing them is deleted and no longer served, and photos of others stay', async () => {
+      const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('face')]);
+      const putPhoto = (membershipId: string, image: Buffer) =>
+        request(t.app)
+          .put(`/api/v1/memberships/${membershipId}/holder-photo`)
+          .set('Authorization', bearer(demo.api_keys.staff))
+          .set('Content-Type', 'image/png')
+          .send(image);
+      const getPhoto = (membershipId: string) =>
+        request(t.app)
+          .get(`/api/v1/memberships/${membershipId}/holder-photo`)
+          .set('Authorization', bearer(demo.api_keys.staff));
+      const plan = await seedMembershipPlan(t.deps.db, demo.tenant.id, { transferable: true });
+      // One membership they hold, photographed twice; one they held (photographed) and gave away.
+      const held = await seedMembership(t.deps.db, plan);
+      const person = held.holderCustomerId;
+      await putPhoto(held.id, PNG).expect(200);
+      await putPhoto(held.id, Buffer.concat([PNG, Buffer.from('again')])).expect(200);
+      const given = await seedMembership(t.deps.db, plan);
+      await t.deps.db.membership.update({ where: { id: given.id }, data: { holderCustomerId: person } });
+      await putPhoto(given.id, PNG).expect(200);
+      await request(t.app)
+        .post(`/api/v1/memberships/${given.id}/holder`)
+        .set('Authorization', bearer(demo.api_keys.manager))
+        .send({ customer_id: given.customerId })
+        .expect(200);
+      const othersPhoto = await putPhoto(given.id, Buffer.concat([PNG, Buffer.from('someone else')])).expect(200);
+      expect(await t.deps.db.membershipPhoto.count({ where: { holderCustomerId: person } })).toBe(3);
+
+      await anonymise(person).expect(200);
+
+      expect(await t.deps.db.membershipPhoto.count({ where: { holderCustomerId: person } })).toBe(0);
+      const photo = await getPhoto(held.id);
+      expect([photo.status, photo.body.error]).toEqual([404, 'photo_not_found']);
+      expect(await t.deps.db.membership.findUniqueOrThrow({ where: { id: held.id } })).toMatchObject({
+        holderCustomerId: person,
+        holderPhotoId: null,
+      });
+      const kept = await getPhoto(given.id);
+      expect(kept.status).toBe(200);
+      expect((await t.deps.db.membership.findUniqueOrThrow({ where: { id: given.id } })).holderPhotoId).toBe(
+        othersPhoto.body.photo_id,
+      );
     });
 
     it("when the customer is another tenant's, then it is 404 customer_not_found and nothing is erased", async () => {

@@ -144,6 +144,61 @@ describe('changing the holder', () => {
     expect((await t.deps.db.membership.findUniqueOrThrow({ where: { id: membership.id } })).tokenVersion).toBe(2);
   });
 
+  it('when the current holder is named by contact with their email in another case, then nothing changes: no second customer, the same token and photo, no event', async () => {
+    const email = `sam-${randomUUID()}@example.com`;
+    const plan = await seedMembershipPlan(t.deps.db, demo.tenant.id, { transferable: true });
+    const membership = await seedMembership(t.deps.db, plan, { email });
+    await putPhoto(membership.id, PNG, 'image/png').expect(200);
+    const before = await t.deps.db.membership.findUniqueOrThrow({ where: { id: membership.id } });
+    const token = issueMemberToken(t.deps.config, before);
+
+    const res = await changeHolder(membership.id, {
+      customer: { email: email.replace('sam', 'Sam').replace('example.com', 'Example.COM'), first_name: 'Member' },
+    });
+
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      holder_customer_id: membership.holderCustomerId,
+      holder_photo_id: before.holderPhotoId,
+    });
+    expect(await t.deps.db.membership.findUniqueOrThrow({ where: { id: membership.id } })).toEqual(before);
+    expect(await tokenUsable(token)).toBe('usable');
+    const customers = await t.deps.db.customer.findMany({
+      where: { tenantId: demo.tenant.id, email: { equals: email, mode: 'insensitive' } },
+    });
+    expect(customers.map((c) => c.id)).toEqual([membership.holderCustomerId]);
+    expect(await eventsOf(membership.id, 'membership.holder_changed')).toEqual([]);
+  });
+
+  it('when another existing customer is named with their email in another case, then they become the holder and no customer is made', async () => {
+    const membership = await member();
+    const email = `ines-${randomUUID()}@example.com`;
+    const customer = await t.deps.db.customer.create({ data: { tenantId: demo.tenant.id, email, firstName: 'Ines' } });
+
+    const res = await changeHolder(membership.id, { customer: { email: email.toUpperCase(), first_name: 'Ines' } });
+
+    expect([res.status, res.body.holder_customer_id]).toEqual([200, customer.id]);
+    expect(
+      await t.deps.db.customer.count({
+        where: { tenantId: demo.tenant.id, email: { equals: email, mode: 'insensitive' } },
+      }),
+    ).toBe(1);
+  });
+
+  it('when the current holder is named by contact with another name and phone, then nothing is written: their contact stays and no customer.updated is recorded', async () => {
+    const membership = await member();
+    const holder = await t.deps.db.customer.findUniqueOrThrow({ where: { id: membership.holderCustomerId } });
+
+    const res = await changeHolder(membership.id, {
+      customer: { email: holder.email, first_name: 'Renamed', last_name: 'Person', phone: '+1 555 0199' },
+    });
+
+    expect([res.status, res.body.holder_customer_id]).toEqual([200, holder.id]);
+    expect(await t.deps.db.customer.findUniqueOrThrow({ where: { id: holder.id } })).toEqual(holder);
+    expect(await t.deps.db.event.findMany({ where: { entityId: holder.id, name: 'customer.updated' } })).toEqual([]);
+    expect(await eventsOf(membership.id, 'membership.holder_changed')).toEqual([]);
+  });
+
   it('when the plan is not transferable, the membership is over, the customer is unknown or foreign, the body names neither or both, the key is staff, or the membership is another tenant’s, then it is refused with its code and nothing changes', async () => {
     const customer = await t.deps.db.customer.create({
       data: { tenantId: demo.tenant.id, email: `c-${randomUUID()}@example.com`, firstName: 'Cy' },

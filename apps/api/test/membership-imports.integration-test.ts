@@ -97,6 +97,25 @@ describe('membership imports', () => {
     expect(imported).toHaveLength(8);
   });
 
+  it('when two imports name the same two people the other way round, at once, then both import every row: the people are locked in one order, so neither deadlocks', async () => {
+    const plan = await seedMembershipPlan(t.deps.db, demo.tenant.id);
+    const pairs = Array.from({ length: 20 }, (_, i) => [
+      { email: `pair-${i}-a-${randomUUID()}@example.com`, first_name: 'Ada' },
+      { email: `pair-${i}-b-${randomUUID()}@example.com`, first_name: 'Bo' },
+    ]);
+    // One file names the first of each pair as owner, the other the second.
+    const [forward, backward] = [0, 1].map((first) =>
+      pairs.map((pair) => row(plan.id, { customer: pair[first], holder: pair[1 - first] })),
+    );
+    const answers = await Promise.all([send(forward!), send(backward!)]);
+    expect(answers.map((res) => [res.status, res.body.created])).toEqual([
+      [200, 20],
+      [200, 20],
+    ]);
+    const emails = pairs.flat().map((person) => person.email);
+    expect(await t.deps.db.customer.count({ where: { tenantId: demo.tenant.id, email: { in: emails } } })).toBe(40);
+  });
+
   it('when a row names a recurring plan or bad dates, then that row fails with its code and the others are imported', async () => {
     const fixed = await seedMembershipPlan(t.deps.db, demo.tenant.id);
     const recurring = await seedMembershipPlan(t.deps.db, demo.tenant.id, { billing: 'recurring' });

@@ -467,6 +467,28 @@ describe('free member bookings and changes to member bookings', () => {
     );
   });
 
+  it('when the membership starts later, then a slot before its start is 409 membership_not_active with starts_at and nothing is reserved; a slot on or after it is booked today', async () => {
+    const plan = await seedMembershipPlan(t.deps.db, demo.tenant.id, { currency: 'USD', memberDiscountPercent: 100 });
+    const startsAt = new Date(Date.now() + 3 * 86_400_000);
+    const membership = await seedMembership(t.deps.db, plan, { startsAt });
+    const tokens = await request(t.app).post(`/api/v1/memberships/${membership.id}/tokens`).set(staff());
+    const token = tokens.body.member_token as string;
+
+    const early = await bookOn((await slotIn(1)).id, token, 1);
+    expect([early.status, early.body.error, early.body.detail]).toEqual([
+      409,
+      'membership_not_active',
+      { status: 'active', starts_at: startsAt.toISOString() },
+    ]);
+    expect(await usagesOf(membership.id)).toEqual([]);
+
+    const later = await bookOn((await slotIn(4)).id, token, 1);
+    expect([later.status, later.body.status]).toEqual([201, 'confirmed']);
+    expect(await usagesOf(membership.id)).toEqual(
+      expect.arrayContaining([expect.objectContaining({ kind: 'visit', status: 'reserved' })]),
+    );
+  });
+
   it('when a member booking changes its party, then 409 booking_not_amendable: its visits and discount were counted for its party', async () => {
     const { token } = await member({ memberDiscountPercent: 100 });
     const res = await bookOn((await slotIn(1)).id, token, 2);

@@ -301,6 +301,35 @@ describe('the member discount on a retail order at the till', () => {
   });
 });
 
+describe('a membership that starts later', () => {
+  it('when an imported membership is active but starts next week, then benefits, guest passes and the retail discount are 409 membership_not_active with its start, and nothing is used', async () => {
+    const plan = await seedMembershipPlan(t.deps.db, demo.tenant.id, { currency: 'USD', guestPassesPerPeriod: 5 });
+    const startsAt = new Date(Date.now() + 7 * 86_400_000);
+    const membership = await seedMembership(t.deps.db, plan, { startsAt });
+    const tokens = await request(t.app).post(`/api/v1/memberships/${membership.id}/tokens`).set(staff());
+    const refused = [
+      await useBenefit(membership.id, plan.benefits[0]!.id, { quantity: 1 }),
+      await useGuestPasses(membership.id, { guest_count: 1 }),
+      await request(t.app)
+        .post('/api/pos/orders')
+        .set(staff())
+        .send({
+          shift_id: shiftId,
+          currency: 'USD',
+          lines: [{ type: 'product', description: 'T-shirt', quantity: 1, unit_price_cents: 1000 }],
+          membership_token: tokens.body.member_token,
+        }),
+    ];
+    expect(refused.map((res) => [res.status, res.body.error, res.body.detail])).toEqual(
+      Array(3).fill([409, 'membership_not_active', { status: 'active', starts_at: startsAt.toISOString() }]),
+    );
+    expect(await t.deps.db.membershipUsage.count({ where: { membershipId: membership.id } })).toBe(0);
+    expect(await t.deps.db.order.count({ where: { membershipId: membership.id } })).toBe(0);
+    expect(await events('membership.benefit_used', membership.id)).toHaveLength(0);
+    expect(await events('membership.guest_pass_used', membership.id)).toHaveLength(0);
+  });
+});
+
 describe('a plan that requires a photo of the holder', () => {
   const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('png pixels')]);
   const capturePhoto = (membershipId: string) =>

@@ -1,5 +1,6 @@
 import type { Db, Prisma } from '@booking/db';
 import { AppError } from '@booking/domain';
+import { normaliseEmail } from './customer-email';
 import type { Customer } from './customer-schemas';
 import { customerView, withBookingCount } from './customer-view';
 
@@ -31,7 +32,7 @@ export async function listCustomers(
 
   const where: Prisma.CustomerWhereInput = {
     tenantId,
-    ...(page.email !== undefined && { email: page.email.trim().toLowerCase(), anonymisedAt: null }),
+    ...(page.email !== undefined && { email: normaliseEmail(page.email), anonymisedAt: null }),
     ...(after && {
       OR: [{ createdAt: { gt: after.createdAt } }, { createdAt: after.createdAt, id: { gt: after.id } }],
     }),

@@ -3,6 +3,7 @@ import { AppError } from '@booking/domain';
 import { recordEvent } from '@booking/events';
 import { lockCustomer } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
+import { normaliseEmail } from './customer-email';
 import type { Customer, UpdateCustomerRequest } from './customer-schemas';
 import { customerView, withBookingCount } from './customer-view';
 
@@ -35,7 +36,7 @@ export async function updateCustomer(
   request: UpdateCustomerRequest,
 ): Promise<Customer> {
   // Stored like a booking stores it, so bookings by this address find this customer.
-  const update = { ...request, email: request.email?.trim().toLowerCase() };
+  const update = { ...request, email: request.email === undefined ? undefined : normaliseEmail(request.email) };
   try {
     return await db.$transaction(async (tx) => {
       const current = await lockCustomer(tx, operator.tenantId, customerId);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Tx } from '@booking/db';
 import { recordEvent } from '@booking/events';
 import { lockCustomerByEmail } from '../locks';
+import { normaliseEmail } from './customer-email';
 
 export interface CustomerContact {
   firstName: string;
@@ -50,7 +51,8 @@ export function customerUpdatedEvent(tenantId: string, customerId: string, chang
 }
 
 /**
- * The tenant's customer for an email, made or refreshed by a booking: one per (tenant, email).
+ * The tenant's customer for an email, made or refreshed by a booking: one per (tenant, email),
+ * the email normalised here whatever the caller sent.
  * A new customer records customer.created; a changed name or phone records customer.updated
  * with the fields that changed (receivers read the contact itself at delivery time).
  * INSERT ... ON CONFLICT keeps two first bookings by one new email from failing each other.
@@ -59,10 +61,11 @@ export function customerUpdatedEvent(tenantId: string, customerId: string, chang
 export async function upsertBookingCustomer(
   tx: Tx,
   tenantId: string,
-  email: string,
+  sentEmail: string,
   contact: CustomerContact,
   source: CustomerSource = 'booking',
 ): Promise<string> {
+  const email = normaliseEmail(sentEmail);
   const [inserted] = await tx.$queryRaw<{ id: string }[]>`
     INSERT INTO customers (id, tenant_id, email, first_name, last_name, phone, updated_at)
     VALUES (${randomUUID()}::uuid, ${tenantId}::uuid, ${email}, ${contact.firstName}, ${contact.lastName ?? null}, ${contact.phone ?? null}, now())

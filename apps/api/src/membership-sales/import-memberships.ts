@@ -1,6 +1,7 @@
 import { Prisma, type Db } from '@booking/db';
 import { AppError } from '@booking/domain';
 import { recordEvent } from '@booking/events';
+import { normaliseEmail } from '../customers/customer-email';
 import { upsertBookingCustomer } from '../customers/upsert-booking-customer';
 import { membershipRef } from '../memberships/membership-ref';
 import type { Operator } from '../operators/api-key-auth';
@@ -68,17 +69,29 @@ async function importRow(db: Db, operator: Operator, row: ImportRow, plan: Plan)
 
   try {
     const membershipId = await db.$transaction(async (tx) => {
-      const email = (person: { email: string }) => person.email.trim().toLowerCase();
-      const upsert = (person: ImportRow['customer']) =>
-        upsertBookingCustomer(
-          tx,
-          operator.tenantId,
-          email(person),
-          { firstName: person.first_name, lastName: person.last_name },
-          'order',
+      // In email order, like a purchase, so two imports (or an import and a purchase) naming the
+      // same two people lock them in the same order. A holder with the owner's email is the owner.
+      const ownerEmail = normaliseEmail(row.customer.email);
+      const holderEmail = row.holder ? normaliseEmail(row.holder.email) : ownerEmail;
+      const people = new Map([
+        [holderEmail, row.holder ?? row.customer],
+        [ownerEmail, row.customer],
+      ]);
+      const ids = new Map<string, string>();
+      for (const [email, person] of [...people].sort(([a], [b]) => a.localeCompare(b))) {
+        ids.set(
+          email,
+          await upsertBookingCustomer(
+            tx,
+            operator.tenantId,
+            email,
+            { firstName: person.first_name, lastName: person.last_name },
+            'order',
+          ),
         );
-      const customerId = await upsert(row.customer);
-      const holderId = row.holder && email(row.holder) !== email(row.customer) ? await upsert(row.holder) : customerId;
+      }
+      const customerId = ids.get(ownerEmail)!;
+      const holderId = ids.get(holderEmail)!;
       const membership = await tx.membership.create({
         data: {
           tenantId: operator.tenantId,

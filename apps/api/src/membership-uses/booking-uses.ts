@@ -60,11 +60,12 @@ export interface MemberBookingTerms {
  * Locks the presented membership (after the slot: lock order slot → membership) and checks it can
  * pay for this visit: the token's version is the membership's current one, the membership is in
  * use (active or past due), its holder photographed if the plan requires it (409
- * holder_photo_required), still running when the slot starts (visit-coverage.ts), and the visit
- * and guest passes fit the allowances of the period containing the slot's start: the current
- * period's or the next one's, a later one is not open yet (409 allowance_exhausted). Allowances
- * are counted from the reserved and consumed uses under the lock, so two bookings racing for the
- * last visit of a period queue here and the second is refused (409 allowance_exhausted).
+ * holder_photo_required), started and still running when the slot starts (visit-coverage.ts),
+ * and the visit and guest passes fit the allowances of the period containing the slot's start:
+ * the current period's or the next one's, a later one is not open yet (409 allowance_exhausted).
+ * Allowances are counted from the reserved and consumed uses under the lock, so two bookings
+ * racing for the last visit of a period queue here and the second is refused (409
+ * allowance_exhausted).
  */
 export async function lockMemberBookingTerms(
   tx: Tx,

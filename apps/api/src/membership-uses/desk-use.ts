@@ -4,11 +4,13 @@ import { lockMembership, type LockedMembership } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
 import { assertHolderPhotoCaptured } from './holder-photo';
 import type { MembershipUsageView } from './membership-use-schemas';
+import { assertStarted } from './visit-coverage';
 
 /**
  * Locks the tenant's membership for a use at the desk: 404 membership_not_found for another
  * tenant's (or no) membership, 409 membership_not_active unless it is active or past due, 409
- * holder_photo_required while a plan that requires a photo has none of its holder.
+ * holder_photo_required while a plan that requires a photo has none of its holder, 409
+ * membership_not_active before it starts.
  */
 export async function lockUsableMembership(
   tx: Tx,
@@ -19,6 +21,7 @@ export async function lockUsableMembership(
   if (!membership) throw new AppError('membership_not_found');
   assertMembershipAllows(membership.status, 'use');
   assertHolderPhotoCaptured(membership);
+  assertStarted(membership, new Date());
   return membership;
 }
 

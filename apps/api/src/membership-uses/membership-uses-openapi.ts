@@ -13,7 +13,7 @@ const benefitId = {
 };
 const membershipNotFound = 'no such membership in this tenant (also for an id that is not a uuid)';
 const notActive =
-  'the membership is not active or past due (pending payment, frozen, paused for payment, expired, ended, cancelled); detail.status';
+  'the membership is not active or past due (pending payment, frozen, paused for payment, expired, ended, cancelled; detail.status), or it starts later (detail.starts_at)';
 const photoRequired =
   "the membership's plan requires a photo and its holder's photo is not captured yet (detail.membership_id)";
 const exhausted = 'the use would go beyond the allowance of the period; detail.kind, remaining, period_key';

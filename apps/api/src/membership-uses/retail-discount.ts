@@ -7,12 +7,14 @@ import { allowancePeriodAt } from '../memberships/allowances';
 import { readMemberToken } from '../memberships/member-token';
 import { memberDiscountCents } from './booking-uses';
 import { assertHolderPhotoCaptured } from './holder-photo';
+import { assertStarted } from './visit-coverage';
 
 /**
  * The member discount a till order gets from the membership named by `token`: locked (after the
  * shift: lock order shift → membership), its token version current (else 400
  * member_token_invalid), in use (409 membership_not_active), its holder photographed if the plan
- * requires it (409 holder_photo_required), and its plan discounting retail (409
+ * requires it (409 holder_photo_required), started (409 membership_not_active), and its plan
+ * discounting retail (409
  * discount_not_applicable). The discount is the plan's percent of the product lines, rounded
  * down to the cent; wallet loads are stored value, never discounted.
  */
@@ -30,6 +32,7 @@ export async function retailMemberDiscount(
   }
   assertMembershipAllows(membership.status, 'use');
   assertHolderPhotoCaptured(membership);
+  assertStarted(membership, new Date());
   const { plan } = membership;
   if (plan.memberDiscountPercent === 0 || !plan.discountOnRetail) {
     throw new AppError('discount_not_applicable', "the membership's plan gives no member discount on retail orders");
