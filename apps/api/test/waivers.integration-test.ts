@@ -26,6 +26,7 @@ interface MadeBooking {
   slotId: string;
   waiverUrl: string | null;
   bookingToken: string;
+  email: string;
 }
 
 describe('waivers', () => {
@@ -58,6 +59,7 @@ describe('waivers', () => {
       slotId: booked.slotId,
       waiverUrl: booked.waiver_url,
       bookingToken: booked.booking_token,
+      email: booked.email,
     };
   }
 
@@ -238,6 +240,106 @@ describe('waivers', () => {
       expect((await getWaiver(newToken)).status).toBe(200);
       expect((await sign(newToken, signBody('Nia'), clientIp())).status).toBe(201);
       expect((await signatures(booking.bookingId)).map((s) => s.participantName)).toEqual(['Nia']);
+    });
+  });
+
+  describe("a transfer supersedes the previous party's signatures", () => {
+    const transfer = (tenant: DemoTenant, bookingId: string, email: string) =>
+      request(t.app)
+        .post(`/api/bookings/${bookingId}/transfer`)
+        .set('Authorization', `Bearer ${tenant.api_keys.manager}`)
+        .send({ customer: { email, first_name: 'Carol' }, reason: 'gift' });
+    const transfers = (bookingId: string) =>
+      t.deps.db.bookingAmendment.findMany({ where: { bookingId, kind: 'transfer' }, orderBy: { createdAt: 'asc' } });
+    const newEmail = () => `carol-${randomUUID()}@example.com`;
+
+    it('when a booking whose guests signed is transferred, then the new party sees none of their names and signs for every guest, and the old signatures stay marked with the transfer', async () => {
+      const own = await seedTenant(t.deps);
+      const booking = await makeBooking(own, { confirmed: true, guests: 2 });
+      const oldToken = tokenOf(booking.waiverUrl);
+      const ip = clientIp();
+      expect((await sign(oldToken, signBody('Alice Archer'), ip)).status).toBe(201);
+      expect((await sign(oldToken, signBody('Bob Brown'), ip)).status).toBe(201);
+
+      const moved = await transfer(own, booking.bookingId, newEmail());
+      expect(moved.status).toBe(200);
+      const token = tokenOf(moved.body.waiver_url as string);
+      const view = await getWaiver(token);
+      const carol = await sign(token, signBody('Carol Cole'), ip);
+      // A name the previous party signed for is a new participant of this party.
+      const bob = await sign(token, signBody('bob brown'), ip);
+      const third = await sign(token, signBody('Dan Dale'), ip);
+
+      expect(view.status).toBe(200);
+      expect(view.body.signatures).toEqual([]);
+      expect(JSON.stringify(view.body)).not.toMatch(/Alice|Bob/);
+      expect([carol.status, bob.status]).toEqual([201, 201]);
+      expect(bob.body.already_signed).toBe(false);
+      expect([third.status, third.body]).toEqual([
+        409,
+        { error: 'waiver_signatures_complete', detail: { guest_count: 2 } },
+      ]);
+      expect(
+        (await getWaiver(token)).body.signatures.map((s: { participant_name: string }) => s.participant_name),
+      ).toEqual(['Carol Cole', 'bob brown']);
+      const [amendment] = await transfers(booking.bookingId);
+      const rows = await signatures(booking.bookingId);
+      expect(rows.map((r) => [r.participantName, r.supersededAt, r.supersededByAmendmentId])).toEqual([
+        ['Alice Archer', amendment!.createdAt, amendment!.id],
+        ['Bob Brown', amendment!.createdAt, amendment!.id],
+        ['Carol Cole', null, null],
+        ['bob brown', null, null],
+      ]);
+      expect(await waiverEvents(booking.bookingId)).toHaveLength(4);
+    });
+
+    it('when the booking is transferred back, then its first customer sees none of their old signatures and their guests sign again', async () => {
+      const own = await seedTenant(t.deps);
+      const booking = await makeBooking(own, { confirmed: true, guests: 1 });
+      const ip = clientIp();
+      const first = await sign(tokenOf(booking.waiverUrl), signBody('Alice Archer'), ip);
+      expect(first.status).toBe(201);
+      expect((await transfer(own, booking.bookingId, newEmail())).status).toBe(200);
+
+      const back = await transfer(own, booking.bookingId, booking.email);
+      expect(back.status).toBe(200);
+      const token = tokenOf(back.body.waiver_url as string);
+      const view = await getWaiver(token);
+      const again = await sign(token, signBody('Alice Archer'), ip);
+
+      expect(view.body.signatures).toEqual([]);
+      expect(again.status).toBe(201);
+      expect(again.body.waiver_id).not.toBe(first.body.waiver_id);
+      const [away] = await transfers(booking.bookingId);
+      expect(
+        (await signatures(booking.bookingId)).map((r) => [r.id, r.supersededByAmendmentId, r.supersededAt]),
+      ).toEqual([
+        [first.body.waiver_id, away!.id, away!.createdAt],
+        [again.body.waiver_id, null, null],
+      ]);
+    });
+
+    it('when signatures race a transfer, then each one lands before it and is superseded, or after it and is refused', async () => {
+      const own = await seedTenant(t.deps);
+      const booking = await makeBooking(own, { confirmed: true, guests: 4 });
+      const oldToken = tokenOf(booking.waiverUrl);
+      const ip = clientIp();
+      expect((await sign(oldToken, signBody('Ann'), ip)).status).toBe(201);
+
+      const [moved, ...signed] = await Promise.all([
+        transfer(own, booking.bookingId, newEmail()),
+        ...['Ben', 'Cid', 'Dee'].map((name) => sign(oldToken, signBody(name), ip)),
+      ]);
+
+      expect(moved!.status).toBe(200);
+      for (const res of signed) expect([201, 401]).toContain(res.status);
+      const rows = await signatures(booking.bookingId);
+      expect(rows).toHaveLength(1 + signed.filter((res) => res.status === 201).length);
+      expect(rows.every((row) => row.supersededAt !== null)).toBe(true);
+      const token = tokenOf(moved!.body.waiver_url as string);
+      expect((await getWaiver(token)).body.signatures).toEqual([]);
+      const fresh = await Promise.all(['Ann', 'Ben', 'Cid', 'Dee'].map((name) => sign(token, signBody(name), ip)));
+      expect(fresh.map((res) => res.status)).toEqual([201, 201, 201, 201]);
     });
   });
 

@@ -6,6 +6,7 @@ import { manageToken, waiverUrl } from '../bookings/booking-links';
 import { upsertBookingCustomer } from '../customers/upsert-booking-customer';
 import { lockBooking } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
+import { supersedeSignatures } from '../waivers/current-signatures';
 import type { TransferRequest, TransferResponse } from './amendment-schemas';
 
 /**
@@ -13,7 +14,8 @@ import type { TransferRequest, TransferResponse } from './amendment-schemas';
  * (which records customer.created / customer.updated as a booking would). Later booking events,
  * and so later messages, carry the new customer's email. Seats and payment are unchanged. The
  * previous customer's manage and waiver links stop working; the answer carries the new
- * customer's, for the operator to send on.
+ * customer's, for the operator to send on. The waiver signatures of the previous party are
+ * superseded: kept as evidence, but the new party signs for its own guests.
  */
 export async function transferBooking(
   deps: { db: Db; config: Config },
@@ -44,7 +46,7 @@ export async function transferBooking(
       'transfer',
     );
     await tx.booking.update({ where: { id: bookingId }, data: { customerId } });
-    await tx.bookingAmendment.create({
+    const amendment = await tx.bookingAmendment.create({
       data: {
         tenantId: operator.tenantId,
         bookingId,
@@ -54,7 +56,9 @@ export async function transferBooking(
         reason: request.reason,
         actorKeyId: operator.keyId,
       },
+      select: { id: true, createdAt: true },
     });
+    await supersedeSignatures(tx, { bookingId, amendmentId: amendment.id, at: amendment.createdAt });
     await recordEvent(tx, {
       tenantId: operator.tenantId,
       name: 'booking.transferred',

@@ -1,17 +1,25 @@
 import type { Db } from '@booking/db';
 import { AppError } from '@booking/domain';
+import { CURRENT_SIGNATURES } from './current-signatures';
 import type { WaiverView } from './waiver-schemas';
 import { WAIVER_TEXT, WAIVER_VERSION } from './waiver-text';
 import { assertWaiverOpen, type WaiverClaims } from './waiver-token';
 
-/** What the guest sees behind the booking's waiver_url: the visit, the text to sign and who has signed. */
+/**
+ * What the guest sees behind the booking's waiver_url: the visit, the text to sign and who of the
+ * current party has signed (never the names of a party the booking was transferred from).
+ */
 export async function getWaiver(deps: { db: Db }, claims: WaiverClaims): Promise<WaiverView> {
   const booking = await deps.db.booking.findFirst({
     where: { id: claims.bookingId, tenantId: claims.tenantId },
     include: {
       experience: { select: { name: true, requiresWaiver: true } },
       slot: { select: { startsAt: true, endsAt: true } },
-      waiverSignatures: { orderBy: { signedAt: 'asc' }, select: { participantName: true, signedAt: true } },
+      waiverSignatures: {
+        where: CURRENT_SIGNATURES,
+        orderBy: { signedAt: 'asc' },
+        select: { participantName: true, signedAt: true },
+      },
     },
   });
   if (!booking) throw new AppError('waiver_not_found');

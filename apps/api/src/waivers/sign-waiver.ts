@@ -3,6 +3,7 @@ import type { Db, Tx } from '@booking/db';
 import { AppError } from '@booking/domain';
 import { recordEvent } from '@booking/events';
 import { findBookingForUpdate } from '../locks';
+import { CURRENT_SIGNATURES } from './current-signatures';
 import type { SignWaiverRequest, WaiverSignatureResponse } from './waiver-schemas';
 import { WAIVER_TEXT, WAIVER_VERSION } from './waiver-text';
 import { assertWaiverOpen, type WaiverClaims } from './waiver-token';
@@ -55,9 +56,12 @@ export function evidenceHash(fields: {
  * changes nothing and answers the evidence already stored; only new evidence records
  * waiver.signed, which names the evidence and the booking, never the people.
  *
+ * Only the current party's signatures count, for the repeat, the cap and the key: those a
+ * transfer superseded belong to people who are no longer coming.
+ *
  * The booking row's lock queues signers of the same booking, so the guest_count cap holds under
- * concurrency; the unique (booking, participant) key with ON CONFLICT DO NOTHING makes a double
- * signature one row whatever happens.
+ * concurrency; the unique (booking, participant) key over current signatures with ON CONFLICT DO
+ * NOTHING makes a double signature one row whatever happens.
  */
 export async function signWaiver(
   deps: { db: Db },
@@ -82,7 +86,7 @@ export async function signWaiver(
 
     const existing = await findSignature(tx, bookingId, key);
     if (existing) return { signature: existing, created: false };
-    const signed = await tx.waiverSignature.count({ where: { bookingId } });
+    const signed = await tx.waiverSignature.count({ where: { bookingId, ...CURRENT_SIGNATURES } });
     if (signed >= booking.guestCount) {
       throw new AppError('waiver_signatures_complete', { guest_count: booking.guestCount });
     }
@@ -96,7 +100,7 @@ export async function signWaiver(
       VALUES (${id}::uuid, ${tenantId}::uuid, ${bookingId}::uuid, ${key}, ${participantName}, ${signerName},
               ${hash}, ${WAIVER_VERSION}, ${context.ip ?? null}, ${context.userAgent?.slice(0, MAX_USER_AGENT_LENGTH) ?? null},
               ${signedAt})
-      ON CONFLICT (booking_id, participant_key) DO NOTHING`;
+      ON CONFLICT (booking_id, participant_key) WHERE superseded_at IS NULL DO NOTHING`;
     if (inserted === 0) return { signature: (await findSignature(tx, bookingId, key))!, created: false };
 
     await recordEvent(tx, {
@@ -130,8 +134,8 @@ export async function signWaiver(
 }
 
 function findSignature(tx: Tx, bookingId: string, key: string): Promise<StoredSignature | null> {
-  return tx.waiverSignature.findUnique({
-    where: { bookingId_participantKey: { bookingId, participantKey: key } },
+  return tx.waiverSignature.findFirst({
+    where: { bookingId, participantKey: key, ...CURRENT_SIGNATURES },
     select: {
       id: true,
       bookingId: true,

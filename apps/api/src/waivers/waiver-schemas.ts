@@ -32,6 +32,7 @@ export const WaiverView = Type.Object(
     }),
     signatures: Type.Array(
       Type.Object({ participant_name: Type.String(), signed_at: Type.String({ format: 'date-time' }) }),
+      { description: "the current party's; those of a party the booking was transferred from are not shown" },
     ),
   },
   { $id: 'WaiverView' },

@@ -36,7 +36,10 @@ export const waiversOpenApi: OpenApiFeature = {
       access: anonymous,
       parameters: [token],
       responses: {
-        200: ok('The waiver to sign and the signatures so far (participant and time only)', WaiverView),
+        200: ok(
+          "The waiver to sign and the current party's signatures so far (participant and time only); a transfer supersedes the previous party's",
+          WaiverView,
+        ),
       },
       errors: tokenErrors,
     },
@@ -46,7 +49,7 @@ export const waiversOpenApi: OpenApiFeature = {
       operationId: 'signWaiver',
       summary: 'Sign the waiver for one participant',
       description:
-        'At most guest_count participants, one signature each (names compared trimmed and case-insensitively). The evidence stored: a SHA-256 of the waiver text, version, booking, participant, signer and signing time, with the IP address and user agent. Signing again for a participant who has signed is 200 with the stored signature and records nothing. New evidence emits waiver.signed (schema_version 2) carrying only waiver_id and booking_id.',
+        'At most guest_count participants of the party that holds the booking, one signature each (names compared trimmed and case-insensitively); signatures a transfer superseded count for neither. The evidence stored: a SHA-256 of the waiver text, version, booking, participant, signer and signing time, with the IP address and user agent. Signing again for a participant who has signed is 200 with the stored signature and records nothing. New evidence emits waiver.signed (schema_version 2) carrying only waiver_id and booking_id.',
       access: anonymous,
       parameters: [token],
       requestBody: {
