@@ -16,8 +16,12 @@ export async function supersedeSignatures(
   tx: Tx,
   transfer: { bookingId: string; amendmentId: string; at: Date },
 ): Promise<void> {
-  await tx.waiverSignature.updateMany({
-    where: { bookingId: transfer.bookingId, ...CURRENT_SIGNATURES },
-    data: { supersededAt: transfer.at, supersededByAmendmentId: transfer.amendmentId },
-  });
+  // The participant key gets the transfer appended: the unique (booking, participant) key then
+  // lets the new party (or the same customer, after a transfer back) sign for that name again,
+  // while participant_name keeps what was signed.
+  await tx.$executeRaw`
+    UPDATE waiver_signatures
+    SET superseded_at = ${transfer.at}, superseded_by_amendment_id = ${transfer.amendmentId}::uuid,
+        participant_key = participant_key || '#superseded:' || ${transfer.amendmentId}
+    WHERE booking_id = ${transfer.bookingId}::uuid AND superseded_at IS NULL`;
 }

@@ -3,7 +3,7 @@ import { AppError } from '@booking/domain';
 import { CURRENT_SIGNATURES } from './current-signatures';
 import type { WaiverView } from './waiver-schemas';
 import { WAIVER_TEXT, WAIVER_VERSION } from './waiver-text';
-import { assertWaiverOpen, type WaiverClaims } from './waiver-token';
+import { assertWaiverOpen, transferredSinceLegacyLink, type WaiverClaims } from './waiver-token';
 
 /**
  * What the guest sees behind the booking's waiver_url: the visit, the text to sign and who of the
@@ -23,12 +23,16 @@ export async function getWaiver(deps: { db: Db }, claims: WaiverClaims): Promise
     },
   });
   if (!booking) throw new AppError('waiver_not_found');
-  assertWaiverOpen(claims, {
-    status: booking.status,
-    requiresWaiver: booking.experience.requiresWaiver,
-    customerId: booking.customerId,
-    slotEndsAt: booking.slot.endsAt,
-  });
+  assertWaiverOpen(
+    claims,
+    {
+      status: booking.status,
+      requiresWaiver: booking.experience.requiresWaiver,
+      customerId: booking.customerId,
+      slotEndsAt: booking.slot.endsAt,
+    },
+    await transferredSinceLegacyLink(deps.db, claims),
+  );
   return {
     booking_id: booking.id,
     experience: { name: booking.experience.name },

@@ -6,7 +6,7 @@ import { findBookingForUpdate } from '../locks';
 import { CURRENT_SIGNATURES } from './current-signatures';
 import type { SignWaiverRequest, WaiverSignatureResponse } from './waiver-schemas';
 import { WAIVER_TEXT, WAIVER_VERSION } from './waiver-text';
-import { assertWaiverOpen, type WaiverClaims } from './waiver-token';
+import { assertWaiverOpen, transferredSinceLegacyLink, type WaiverClaims } from './waiver-token';
 
 const MAX_USER_AGENT_LENGTH = 512;
 
@@ -60,8 +60,8 @@ export function evidenceHash(fields: {
  * transfer superseded belong to people who are no longer coming.
  *
  * The booking row's lock queues signers of the same booking, so the guest_count cap holds under
- * concurrency; the unique (booking, participant) key over current signatures with ON CONFLICT DO
- * NOTHING makes a double signature one row whatever happens.
+ * concurrency; the unique (booking, participant) key with ON CONFLICT DO NOTHING makes a double
+ * signature one row whatever happens (a superseded signature's key carries its transfer).
  */
 export async function signWaiver(
   deps: { db: Db },
@@ -79,7 +79,7 @@ export async function signWaiver(
     if (!booking) throw new AppError('waiver_not_found');
     // The visit as it is now: a reschedule moves how long its waiver stays open.
     const slot = await tx.slot.findUniqueOrThrow({ where: { id: booking.slotId }, select: { endsAt: true } });
-    assertWaiverOpen(claims, { ...booking, slotEndsAt: slot.endsAt });
+    assertWaiverOpen(claims, { ...booking, slotEndsAt: slot.endsAt }, await transferredSinceLegacyLink(tx, claims));
     if (request.waiver_version !== WAIVER_VERSION) {
       throw new AppError('waiver_version_outdated', { current_version: WAIVER_VERSION });
     }
@@ -100,7 +100,7 @@ export async function signWaiver(
       VALUES (${id}::uuid, ${tenantId}::uuid, ${bookingId}::uuid, ${key}, ${participantName}, ${signerName},
               ${hash}, ${WAIVER_VERSION}, ${context.ip ?? null}, ${context.userAgent?.slice(0, MAX_USER_AGENT_LENGTH) ?? null},
               ${signedAt})
-      ON CONFLICT (booking_id, participant_key) WHERE superseded_at IS NULL DO NOTHING`;
+      ON CONFLICT (booking_id, participant_key) DO NOTHING`;
     if (inserted === 0) return { signature: (await findSignature(tx, bookingId, key))!, created: false };
 
     await recordEvent(tx, {

@@ -1,4 +1,5 @@
 import { AppError, assertBookingAllows, type BookingStatus } from '@booking/domain';
+import type { Tx } from '@booking/db';
 import { TokenError, verifyToken } from '@booking/signing';
 
 const MAX_TOKEN_LENGTH = 2048;
@@ -27,6 +28,18 @@ export function waiverTokenClaims(secret: string, token: string): WaiverClaims {
 }
 
 /**
+ * Whether a link that names no customer must be checked for a transfer (`transferred` of
+ * assertWaiverOpen): read for such links only, the others name their customer.
+ */
+export async function transferredSinceLegacyLink(
+  db: Pick<Tx, 'bookingAmendment'>,
+  claims: WaiverClaims,
+): Promise<boolean> {
+  if (claims.customerId !== null) return false;
+  return (await db.bookingAmendment.count({ where: { bookingId: claims.bookingId, kind: 'transfer' } })) > 0;
+}
+
+/**
  * A waiver can be read and signed through a link while its booking stands (held or confirmed),
  * is still the customer's the link was issued to, and its visit, wherever it has been moved,
  * ended less than a day ago; and only for experiences that require one.
@@ -34,8 +47,11 @@ export function waiverTokenClaims(secret: string, token: string): WaiverClaims {
 export function assertWaiverOpen(
   claims: WaiverClaims,
   booking: { status: BookingStatus; requiresWaiver: boolean; customerId: string; slotEndsAt: Date },
+  transferred: boolean,
 ): void {
-  if (claims.customerId !== null && claims.customerId !== booking.customerId) {
+  // A link that names no customer (issued before links did) cannot tell whose it is: once the
+  // booking has been transferred at all, it is closed rather than shown to the wrong party.
+  if (claims.customerId === null ? transferred : claims.customerId !== booking.customerId) {
     throw new AppError('invalid_token', 'the booking has been transferred to another customer');
   }
   if (booking.slotEndsAt.getTime() + SIGNING_AFTER_VISIT_MS <= Date.now()) throw new AppError('token_expired');
