@@ -293,6 +293,24 @@ describe('waivers', () => {
       expect(await waiverEvents(booking.bookingId)).toHaveLength(4);
     });
 
+    it('when a booking is transferred, then a link that names no customer (issued before links did) stops working, and works until then', async () => {
+      const own = await seedTenant(t.deps);
+      const booking = await makeBooking(own, { confirmed: true, guests: 2 });
+      const legacy = waiverToken(booking.bookingId, own.tenant.id);
+      const ip = clientIp();
+      expect((await sign(legacy, signBody('Alice Archer'), ip)).status).toBe(201);
+
+      expect((await transfer(own, booking.bookingId, newEmail())).status).toBe(200);
+      const view = await getWaiver(legacy);
+      const signed = await sign(legacy, signBody('Eve Early'), ip);
+
+      expect([view.status, view.body.error]).toEqual([401, 'invalid_token']);
+      expect([signed.status, signed.body.error]).toEqual([401, 'invalid_token']);
+      expect((await signatures(booking.bookingId)).map((r) => [r.participantName, r.supersededAt !== null])).toEqual([
+        ['Alice Archer', true],
+      ]);
+    });
+
     it('when the booking is transferred back, then its first customer sees none of their old signatures and their guests sign again', async () => {
       const own = await seedTenant(t.deps);
       const booking = await makeBooking(own, { confirmed: true, guests: 1 });
