@@ -255,28 +255,57 @@ describe('the settle-stuck-order-refunds job', () => {
     expect(refundsOf(intent.id)).toHaveLength(1);
   });
 
-  it('when Stripe does not know the payment at all, then the job fails the refund, its value released, rather than asking every five minutes for good', async () => {
+  it('when Stripe does not know the payment (the service’s key is another account’s or mode’s), then the job leaves the refund pending with its value held, logs it, looks again five minutes on and never asks for it again, and its notification settles it once', async () => {
     const { orderId, walletId, intent, refundId } = await stuckTopUpRefund(1000, 400);
     fake.forgetIntent(intent.id);
+    const [posts, lists] = calls(intent.id);
 
     await aged(refundId, 6);
     const warn = jest.fn();
-    await sweep(warn);
+    const now = new Date();
+    await sweep(warn, t, now);
 
-    expect(await refundRow(refundId)).toMatchObject({ status: 'failed', providerRefundId: null });
-    expect(await wallet(walletId)).toMatchObject({ balanceCents: 1000, heldCents: 0 });
-    expect(await order(orderId)).toMatchObject({ refundedCents: 0 });
+    // The refund may exist on the account the key no longer sees: nothing is failed or released.
+    expect(calls(intent.id)).toEqual([posts, lists! + 1]);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'pending', providerRefundId: null, updatedAt: now });
+    expect(await wallet(walletId)).toMatchObject({ balanceCents: 1000, heldCents: 400 });
+    expect(await order(orderId)).toMatchObject({ refundedCents: 400 });
     expect(warn).toHaveBeenCalledWith(
       expect.objectContaining({
         refund_id: refundId,
-        err: expect.objectContaining({ code: 'payment_provider_error' }),
+        err: expect.objectContaining({
+          code: 'refund_in_progress',
+          detail: expect.objectContaining({ message: expect.stringContaining('does not know the payment') }),
+        }),
       }),
       'stuck order refund: not settled',
     );
-    const [posts, lists] = calls(intent.id);
-    await aged(refundId, 60);
+    expect((await refund(orderId, { amount_cents: 1000 })).body.error).toBe('refund_exceeds_paid');
+
+    // Put back five minutes, then looked up again, still never asked for.
     await sweep();
-    expect(calls(intent.id)).toEqual([posts, lists]);
+    expect(calls(intent.id)).toEqual([posts, lists! + 1]);
+    await aged(refundId, 6);
+    await sweep();
+    expect(calls(intent.id)).toEqual([posts, lists! + 2]);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'pending' });
+
+    // It had been made on the account the key used to be of; its notification settles it, once.
+    const made = {
+      id: `re_live_${randomUUID().replaceAll('-', '')}`,
+      object: 'refund' as const,
+      status: 'succeeded' as const,
+      amount: 400,
+      currency: intent.currency,
+      payment_intent: intent.id,
+      metadata: { order_refund_id: refundId },
+    };
+    const notified = signedChargeRefundedEvent(intent, [made], { secret: TEST_WEBHOOK_SECRET });
+    expect((await deliverStripeEvent(t, notified)).status).toBe(200);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'succeeded', providerRefundId: made.id });
+    expect(await wallet(walletId)).toMatchObject({ balanceCents: 600, heldCents: 0 });
+    expect(await order(orderId)).toMatchObject({ refundedCents: 400 });
+    expect(await events(orderId, 'refund.created')).toHaveLength(1);
   });
 
   it('when two processes run the job at once, then each stuck refund is listed and asked for once, and settled once', async () => {

@@ -257,6 +257,64 @@ describe('POST /api/refunds/{id}/reconcile', () => {
     expect(await cardPayment(booking.bookingId)).toMatchObject({ refundedCents: 700 });
   });
 
+  it('when Stripe does not know the payment intent (the service’s key is another account’s or mode’s), then it is 409 refund_in_progress, the refund stays pending with its amount reserved and is never sent again, and its notification settles it once', async () => {
+    const booking = await cardBooking(demo);
+    const refundId = await stuckRefund(booking, 700);
+    fake.forgetIntent(booking.intent.id);
+
+    const res = await reconcile(t, demo.api_keys.manager, refundId);
+
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({
+      error: 'refund_in_progress',
+      detail: { refund_id: refundId, message: expect.stringContaining('does not know the payment') },
+    });
+    expect(sentWithKey(refundId)).toHaveLength(0);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'pending', providerRefundId: null });
+    expect(await cardPayment(booking.bookingId)).toMatchObject({ refundedCents: 700 });
+
+    // It had been made on the account the key used to be of; its notification settles it, once.
+    const made: RefundObject = {
+      id: `re_live_${refundId.replaceAll('-', '')}`,
+      object: 'refund',
+      status: 'succeeded',
+      amount: 700,
+      currency: booking.intent.currency,
+      payment_intent: booking.intent.id,
+      metadata: { booking_id: booking.bookingId, refund_id: refundId },
+    };
+    expect((await deliver(signedRefundEvent(made, { secret: TEST_WEBHOOK_SECRET }))).status).toBe(200);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'succeeded', providerRefundId: made.id });
+    expect(await cardPayment(booking.bookingId)).toMatchObject({ refundedCents: 700 });
+    expect(await refundEventNames(booking.bookingId)).toEqual(['refund.created']);
+  });
+
+  it('when Stripe named the refund but does not list it, then it is 409 refund_in_progress and the refund is never sent again', async () => {
+    const booking = await cardBooking(demo);
+    fake.answerNextRefunds('pending');
+    const asked = await request(t.app)
+      .post('/api/payments/refunds')
+      .set('Authorization', bearer(demo.api_keys.manager))
+      .send({ booking_id: booking.bookingId, amount_cents: 700 });
+    expect([asked.status, asked.body.status]).toEqual([202, 'pending']);
+    const refundId = asked.body.refund_id as string;
+    const named = asked.body.provider_refund_id as string;
+    expect(sentWithKey(refundId)).toHaveLength(1);
+    // Whatever the reason Stripe's list leaves it out, a refund it named exists: never asked for twice.
+    fake.refunds.splice(
+      fake.refunds.findIndex((made) => made.id === named),
+      1,
+    );
+
+    const res = await reconcile(t, demo.api_keys.manager, refundId);
+
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({ error: 'refund_in_progress', detail: { refund_id: refundId } });
+    expect(sentWithKey(refundId)).toHaveLength(1);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'pending', providerRefundId: named });
+    expect(await cardPayment(booking.bookingId)).toMatchObject({ refundedCents: 700 });
+  });
+
   it('when the caller is staff, another tenant, or names no refund, or payments are not configured, then it is 403, 404 refund_not_found or 503 and nothing moves', async () => {
     const booking = await cardBooking(demo);
     const refundId = await stuckRefund(booking, 500);

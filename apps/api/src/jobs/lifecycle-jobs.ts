@@ -2,6 +2,7 @@ import type { ScheduledJob } from '@booking/jobs';
 import { expireHeldBookings } from '../bookings/expire-held-bookings';
 import { cancelUnpaidOrders } from '../online-orders/cancel-unpaid-orders';
 import { settleStuckOrderRefunds } from '../orders/settle-stuck-order-refunds';
+import { settleStuckBookingRefunds } from '../refunds/settle-stuck-booking-refunds';
 import { endFreezes } from '../membership-freezes/end-freezes';
 import { expireMemberships } from '../membership-freezes/expire-memberships';
 import { startFreezes } from '../membership-freezes/start-freezes';
@@ -26,6 +27,11 @@ export function lifecycleJobs(deps: WorkerDeps): ScheduledJob[] {
       schedule: { every: deps.config.unpaidBookingSweepSeconds * 1000 },
       handler: ({ signal }) =>
         untilDone(signal, 'cancelled', () => expireHeldBookings(deps, deps.config.unpaidBookingExpirySeconds)),
+    },
+    {
+      name: 'settle-stuck-booking-refunds',
+      schedule: { every: deps.config.unpaidBookingSweepSeconds * 1000 },
+      handler: ({ signal }) => untilDone(signal, 'settled', () => settleStuckBookingRefunds(deps)),
     },
     {
       name: LIFECYCLE_JOB.cancelUnpaidOrders,

@@ -67,7 +67,7 @@ function houseErrors(spec: OperationSpec, config: Config): Codes {
     ...(spec.path.includes('{') && { invalid_path: 'a path segment is not valid percent-encoded UTF-8' }),
     payload_too_large: `the body is larger than BODY_LIMIT_BYTES (${config.bodyLimitBytes} bytes)`,
     unsupported_media_type: "the body's Content-Encoding or charset is not supported",
-    service_unavailable: `PostgreSQL or Redis is unreachable, Stripe (where the operation calls it) did not answer, failed, refused the service's key or rate-limited it, or there was no answer within REQUEST_TIMEOUT_MS (${seconds} s); retry after Retry-After (with the same Idempotency-Key, where the operation takes one)`,
+    service_unavailable: `PostgreSQL or Redis is unreachable, Stripe (where the operation calls it) did not answer, failed, refused the service's key or rate-limited it (except when asked for a refund, which may then have been made by an earlier try: 409 refund_in_progress), or there was no answer within REQUEST_TIMEOUT_MS (${seconds} s); retry after Retry-After (with the same Idempotency-Key, where the operation takes one)`,
   };
 }
 

@@ -36,8 +36,9 @@ type Claimed = {
  * Both through settleOrAskAgain; the outcome is booked once, whoever gets there first
  * (completeOrderRefund). Each kind is claimed a batch per call, FOR UPDATE SKIP LOCKED, by
  * putting it back (updated_at), so runs on several pods take different refunds. One Stripe does
- * not answer about, or whose outcome cannot be booked, is logged and comes up again when next
- * due, behind the others. Returns how many Stripe answered about.
+ * not answer about (or whose payment it does not know: a key of another account or mode, where
+ * the refund may exist unseen), or whose outcome cannot be booked, is logged and comes up again
+ * when next due, behind the others. Returns how many Stripe answered about.
  */
 export async function settleStuckOrderRefunds(
   deps: { db: Db; stripe: Stripe | null; logger: Pick<Logger, 'warn'> },

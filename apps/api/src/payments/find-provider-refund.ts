@@ -7,8 +7,8 @@ import { providerRefusal } from './provider-call';
  * intent's refunds (every page), the one with `providerRefundId` when we heard it, else the first
  * whose metadata `metadataKey` names ours. Without the list nothing can be concluded (sending
  * again is only safe when the provider shows no refund): no answer is 409 refund_in_progress, the
- * refund staying as it is; a refusal is providerRefusal's answer. A payment the provider does not
- * know has no refund: null.
+ * refund staying as it is, and so is a payment the provider says it does not know; a refusal is
+ * providerRefusal's answer.
  */
 export async function findProviderRefund(
   stripe: Stripe,
@@ -35,9 +35,21 @@ export async function findProviderRefund(
         { cause: error },
       );
     }
-    // Stripe knows no such payment: none of its refunds can be ours, and asking again is safe
-    // (Stripe refuses that too, so the refund fails, its amount released).
-    if (error.code === 'resource_missing' && error.param === 'payment_intent') return null;
+    // Every payment we refund was seen on our own Stripe account, so one Stripe does not know
+    // means the service's key is now another account's or mode's (test, live): the refund may
+    // well exist where the key cannot see it, and asking again there would fail it (released,
+    // refundable twice). Inconclusive like no answer; the warning names the likely mix-up.
+    if (error.code === 'resource_missing') {
+      throw new AppError(
+        'refund_in_progress',
+        {
+          refund_id: ours.id,
+          message:
+            "the payment provider does not know the payment (is the service's key of another account or mode?); the refund stays pending",
+        },
+        { cause: error },
+      );
+    }
     throw providerRefusal(error, { refund_id: ours.id });
   }
   return byMetadata;

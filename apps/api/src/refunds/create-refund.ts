@@ -40,9 +40,11 @@ export type ProviderAnswer =
  *    payments.refunded_cents. Concurrent refunds queue on those locks, so together they never
  *    exceed what was paid.
  * 2. The provider is asked outside any transaction (keyed by the refund id).
- * 3. A second transaction records its answer (refund-bookkeeping). A pending answer, or none at
- *    all (the connection failed: it may or may not have happened), leaves the refund pending for
- *    the provider's notification to settle.
+ * 3. A second transaction records its answer (refund-bookkeeping). A pending answer leaves the
+ *    refund pending for the provider's notification to settle. None at all (the connection failed,
+ *    or an answer that does not say whether an earlier try made it) leaves it pending too, and as
+ *    no notification may come, the settle-stuck-booking-refunds job settles it from the
+ *    provider's record, or sends it again, five minutes on.
  */
 export async function createRefund(
   deps: Deps,
@@ -76,7 +78,7 @@ async function reserveOnce(db: Db, operator: Operator, input: RefundInput, idemp
  * Step 3: records what asking the provider gave (a pending answer keeps the refund pending with
  * the provider's id; a final one is settled) and answers with the refund. No answer while the
  * refund is still pending is 409 refund_in_progress; a refund that ends failed is 502
- * payment_provider_error. Also used when a stuck refund is sent again (reconcile-refund).
+ * payment_provider_error. Also used when a stuck refund is sent again (settle-or-ask-again).
  */
 export async function recordProviderAnswer(
   deps: Deps,
@@ -158,7 +160,7 @@ async function reserveRefund(
 
 /**
  * Asks the provider for the reserved refund. The same refund always sends the same request under
- * the same key, so asking again (reconcile-refund) can never refund twice.
+ * the same key, so asking again (settle-or-ask-again) can never refund twice.
  */
 export async function askProvider(stripe: Stripe, bookingId: string, reserved: Reserved): Promise<ProviderAnswer> {
   try {

@@ -69,7 +69,7 @@ async function findOurRefund(tx: Tx, providerRefund: Stripe.Refund) {
  * Brings one refund of ours in line with the provider's refund for it: a pending provider refund
  * only records its id; a final one is settled (settleRefund: only a pending refund moves, once).
  * Takes the booking lock; the hold to release after the commit, if any, is returned. Also used by
- * reconcile-refund when an operator asks the provider about a stuck refund.
+ * settle-or-ask-again when the provider is asked about a stuck refund.
  */
 export async function settleOurRefund(
   tx: Tx,

@@ -20,7 +20,7 @@ const refund = {
     booking_not_refundable:
       'no card payment, already refunded, reissued as a gift card, or keep_booking_active on a booking that is not confirmed',
     refund_in_progress:
-      'the provider did not answer; the refund stays pending with its amount reserved until the provider reports the outcome (detail: refund_id)',
+      "the provider did not answer, failed, rate-limited the service or refused its key, none of which says whether an earlier try made the refund; it stays pending with its amount reserved until the provider's notification settles it or, when nothing reached the provider, the settle-stuck-booking-refunds job settles it from the provider's record or sends it again five minutes on (detail: refund_id)",
     payment_provider_error:
       'the provider refused or failed the refund; it is kept as failed and its amount is refundable again (detail: refund_id, provider_code, message)',
     ...notConfigured,
@@ -66,7 +66,7 @@ export const refundsOpenApi: OpenApiFeature = {
       operationId: 'reconcileRefund',
       summary: 'Settle a refund stuck in pending by asking the payment provider what happened (manager+)',
       description:
-        "For a refund the provider never answered about (409 refund_in_progress). The provider's refunds of the payment intent are listed: when one is this refund (its provider id, or `metadata.refund_id`), it is settled exactly as the provider's notification would settle it; when none is, the request never reached the provider and it is sent again, unchanged and under the same idempotency key `refund-<id>`, so it can never refund twice. Either way the answer is the refund as it is now: `succeeded` (with refund.created, and booking.refunded when nothing paid remains), `failed` (its amount is refundable again) or still `pending` (the provider accepted it; a notification settles it). Each refund settles once, whoever settles it first.",
+        "For a refund the provider never answered about (409 refund_in_progress). The provider's refunds of the payment intent are listed: when one is this refund (its provider id, or `metadata.refund_id`), it is settled exactly as the provider's notification would settle it; when none is, the request never reached the provider and it is sent again, unchanged and under the same idempotency key `refund-<id>`, so it can never refund twice. Either way the answer is the refund as it is now: `succeeded` (with refund.created, and booking.refunded when nothing paid remains), `failed` (its amount is refundable again) or still `pending` (the provider accepted it; a notification settles it). A refund the provider already named (`provider_refund_id` set) is never sent again: when the provider does not list it, it stays pending (409 refund_in_progress). Nor is one whose payment intent the provider does not know: every intent refunded here was the service's own, so the service's key is then most likely another account's or mode's, where the refund may exist unseen; it stays pending (409 refund_in_progress, logged as a warning). The settle-stuck-booking-refunds job does the same for refunds the provider never answered about, five minutes on. Each refund settles once, whoever settles it first.",
       access: apiKeyOf('manager'),
       parameters: [uuidPathParam('the refund_id')],
       responses: { 200: ok('The refund after reconciling', RefundResponse) },
@@ -74,7 +74,7 @@ export const refundsOpenApi: OpenApiFeature = {
         refund_not_found: 'no such refund in this tenant (also for an id that is not a uuid)',
         refund_not_pending: 'the refund is settled already (detail: refund_id, status)',
         refund_in_progress:
-          'the provider did not answer; the refund stays pending, try again later (detail: refund_id)',
+          'the provider did not answer, failed, rate-limited the service or refused its key, does not know the payment intent, or does not list the refund it named; the refund stays pending, try again later (detail: refund_id)',
         payment_provider_error:
           'the provider refused the request sent again (the refund is kept as failed and its amount is refundable again), or refused to list the refunds (the refund stays pending) (detail: refund_id, provider_code, message)',
         ...notConfigured,

@@ -12,8 +12,8 @@ import type { RefundResponse } from './refund-schemas';
  * answered again: a retry after a lost answer, or after a 5xx that came once the refund was
  * reserved (the deadline passed while Stripe answered), gets that refund, never a second payout.
  * Still pending, it is reconciled first: Stripe is asked for the payment's refunds, and the
- * request is sent again (under the same key) only when Stripe shows none of it, the one way that
- * stays safe after Stripe has forgotten the key (a day). Null when there is none: the request is
+ * request is sent again (under the same key) only when Stripe shows none of it and never named
+ * one, the one way that stays safe after Stripe has forgotten the key (a day). Null when there is none: the request is
  * new, or its refund failed (a failed refund gives its reference up; see settleRefund).
  */
 export async function retriedRefund(
