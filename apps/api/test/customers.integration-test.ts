@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import { EVENT_SCHEMA_VERSIONS } from '@booking/events';
@@ -632,6 +634,33 @@ describe('customers', () => {
       expect(res.status).toBe(404);
       expect(res.body.error).toBe('customer_not_found');
       expect((await t.deps.db.customer.findUniqueOrThrow({ where: { id: theirs.id } })).anonymisedAt).toBeNull();
+    });
+  });
+
+  describe('emails stored in mixed case before this version (migration 20261126234000)', () => {
+    it('when the migration runs, then each is lower-cased, the oldest of a group that lower-cases alike, and none that would meet an existing customer', async () => {
+      const tenant = await seedTenant(t.deps);
+      const tag = randomUUID().slice(0, 8);
+      const alone = await createCustomer(tenant, { email: `Sam-${tag}@Example.com` });
+      const older = await createCustomer(tenant, {
+        email: `Ann-${tag}@Example.com`,
+        createdAt: new Date(Date.now() - 60_000),
+      });
+      const newer = await createCustomer(tenant, { email: `ANN-${tag}@example.com` });
+      await createCustomer(tenant, { email: `kim-${tag}@example.com` });
+      const twin = await createCustomer(tenant, { email: `Kim-${tag}@Example.com` });
+      const sql = readFileSync(
+        path.join(__dirname, '../../../prisma/migrations/20261126234000_lower_case_customer_emails/migration.sql'),
+        'utf8',
+      );
+
+      await t.deps.db.$executeRawUnsafe(sql);
+
+      const email = async (id: string) => (await t.deps.db.customer.findUniqueOrThrow({ where: { id } })).email;
+      expect(await email(alone.id)).toBe(`sam-${tag}@example.com`);
+      expect(await email(older.id)).toBe(`ann-${tag}@example.com`);
+      expect(await email(newer.id)).toBe(`ANN-${tag}@example.com`);
+      expect(await email(twin.id)).toBe(`Kim-${tag}@Example.com`);
     });
   });
 

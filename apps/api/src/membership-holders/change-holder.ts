@@ -59,6 +59,8 @@ export async function changeHolder(db: Db, operator: Operator, membershipId: str
     const named = await namedCustomerId(tx, operator.tenantId, request);
     if (named === membership.holderCustomerId) return membershipSummary(membership);
     const holderId = request.customer ? await contactCustomerId(tx, operator.tenantId, request.customer) : named!;
+    // The read above can miss the holder whose email became the contact's since: still the same.
+    if (holderId === membership.holderCustomerId) return membershipSummary(membership);
 
     const changed = await tx.membership.update({
       where: { id: membership.id },

@@ -6,7 +6,10 @@ export async function loadHolderPhoto(db: Db, tenantId: string, membershipId: st
   const membership = await db.membership.findFirst({ where: { id: membershipId, tenantId } });
   if (!membership) throw new AppError('membership_not_found');
   if (!membership.holderPhotoId) throw new AppError('photo_not_found');
-  return db.membershipPhoto.findUniqueOrThrow({ where: { id: membership.holderPhotoId } });
+  // Gone since the membership was read: erased with its customer (anonymise-customer.ts).
+  const photo = await db.membershipPhoto.findUnique({ where: { id: membership.holderPhotoId } });
+  if (!photo) throw new AppError('photo_not_found');
+  return photo;
 }
 
 /** 404 membership_not_found unless the membership is the tenant's. */
