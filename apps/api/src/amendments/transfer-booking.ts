@@ -8,6 +8,7 @@ import { lockBooking } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
 import { supersedeSignatures } from '../waivers/current-signatures';
 import type { TransferRequest, TransferResponse } from './amendment-schemas';
+import { normaliseEmail } from '../customers/customer-email';
 
 /**
  * Re-attributes a confirmed booking to another customer of the tenant, found or made by email
@@ -23,7 +24,7 @@ export async function transferBooking(
   bookingId: string,
   request: TransferRequest,
 ): Promise<TransferResponse> {
-  const email = request.customer.email.trim().toLowerCase();
+  const email = normaliseEmail(request.customer.email);
   return deps.db.$transaction(async (tx) => {
     const booking = await lockBooking(tx, bookingId, { tenantId: operator.tenantId });
     assertBookingAllows(booking.status, 'amend');

@@ -3,6 +3,7 @@ import type { Db } from '@booking/db';
 import { signToken } from '@booking/signing';
 import { manageToken, waiverUrl } from './booking-links';
 import type { BookingRequest, BookingResponse } from './booking-schemas';
+import { normaliseEmail } from '../customers/customer-email';
 
 /** What POST /api/bookings answers about a booking it created. */
 export interface CreatedBooking {
@@ -60,7 +61,7 @@ export async function committedBookingAnswer(
     },
   });
   if (!booking || booking.idempotencyRef !== idempotencyRef) return null;
-  if (booking.customer.email !== request.customer.email.trim().toLowerCase()) return null;
+  if (booking.customer.email !== normaliseEmail(request.customer.email)) return null;
   return bookingAnswer(deps.config, {
     ...booking,
     // Nothing left to pay: a gift card covered it, or its total was zero (a member discount, or free).

@@ -6,6 +6,7 @@ import { presentedMembership, type PresentedMembership } from '../membership-use
 import type { BookingRequest } from './booking-schemas';
 import type { BookingTerms, BookingTermsCache, KnownCustomer } from './booking-terms';
 import { priceAddons, refuseDuplicateAddons } from './resolve-addons';
+import { normaliseEmail } from '../customers/customer-email';
 
 /** Everything a booking is decided from, read and checked before any lock is taken. */
 export interface PreparedBooking {
@@ -44,7 +45,7 @@ export async function prepareBooking(
   fresh = false,
 ): Promise<PreparedBooking> {
   const requestedAddons = request.addons ?? [];
-  const email = request.customer.email.trim().toLowerCase();
+  const email = normaliseEmail(request.customer.email);
   // The request's ids are in lower case, as holds store them (the parser's doing, see
   // canonical-uuids): they are compared as text here and name Redis keys.
   const { slot_id: slotId, experience_id: experienceId } = request;

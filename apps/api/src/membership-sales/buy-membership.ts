@@ -12,6 +12,7 @@ import { issueManageToken } from '../memberships/member-token';
 import { providerCall } from '../payments/provider-call';
 import type { MembershipPurchaseRequest, MembershipPurchaseResponse } from './sale-schemas';
 import { ensureStripeCustomer } from './stripe-customer';
+import { normaliseEmail } from '../customers/customer-email';
 
 /** The PaymentIntent metadata `purpose` of a fixed-term membership's payment. */
 export const MEMBERSHIP_PURPOSE = 'membership';
@@ -69,7 +70,7 @@ export async function buyMembership(
       // purchase of the same plan by the same customer committed first.
       if (!recurring || !(error instanceof Prisma.PrismaClientKnownRequestError) || error.code !== 'P2002') throw error;
       const customer = await db.customer.findFirst({
-        where: { tenantId: tenant.id, email: normalised(request.customer.email) },
+        where: { tenantId: tenant.id, email: normaliseEmail(request.customer.email) },
       });
       const live = customer && (await liveRecurring(db, customer.id, plan.id));
       if (!live) throw error;
@@ -186,8 +187,6 @@ export async function buyMembership(
   };
 }
 
-const normalised = (email: string) => email.trim().toLowerCase();
-
 /**
  * The buyer and holder as customers (in email order, so two purchases naming the same two
  * people lock them in the same order), then, unless the buyer already has a live membership of
@@ -206,9 +205,9 @@ async function writeRows(
 ): Promise<{ customerId: string; holderId: string } | { exists: LiveMembership }> {
   const { tenantId, plan, request, orderId, membershipId, payBy } = input;
   return db.$transaction(async (tx) => {
-    const people: [string, Person][] = [[normalised(request.customer.email), request.customer]];
-    if (request.holder && normalised(request.holder.email) !== people[0]![0]) {
-      people.push([normalised(request.holder.email), request.holder]);
+    const people: [string, Person][] = [[normaliseEmail(request.customer.email), request.customer]];
+    if (request.holder && normaliseEmail(request.holder.email) !== people[0]![0]) {
+      people.push([normaliseEmail(request.holder.email), request.holder]);
     }
     const ids = new Map<string, string>();
     for (const [email, person] of [...people].sort(([a], [b]) => a.localeCompare(b))) {

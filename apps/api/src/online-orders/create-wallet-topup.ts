@@ -10,6 +10,7 @@ import { providerCall } from '../payments/provider-call';
 import { openWallet } from '../wallets/open-wallet';
 import { WALLET_MAX_BALANCE_CENTS } from '../wallets/wallet-ledger';
 import type { WalletTopupRequest, WalletTopupResponse } from './online-order-schemas';
+import { normaliseEmail } from '../customers/customer-email';
 
 /** The PaymentIntent metadata `purpose` of an online order's payment. */
 export const ONLINE_ORDER_PURPOSE = 'wallet_topup';
@@ -36,7 +37,7 @@ export async function createWalletTopup(
   const orderId = randomUUID();
   const payBy = new Date(Date.now() + config.orders.payMinutes * 60_000);
   const { customerId, walletId } = await db.$transaction(async (tx) => {
-    const email = request.customer.email.trim().toLowerCase();
+    const email = normaliseEmail(request.customer.email);
     const customerId = await upsertBookingCustomer(
       tx,
       tenant.id,
