@@ -41,7 +41,7 @@ describe('the lifecycle worker process', () => {
     await isolated.drop();
   });
 
-  it('when a held booking outlives its hold and grace unpaid, then the worker cancels it; the order and wallet jobs run too; and SIGTERM stops the worker cleanly', async () => {
+  it('when a held booking outlives its hold and grace unpaid, then the worker cancels it; the refund, order and wallet jobs run too; and SIGTERM stops the worker cleanly', async () => {
     const held = await heldBooking(t, demo, { guests: 1 });
     const status = async () => (await t.deps.db.booking.findUniqueOrThrow({ where: { id: held.booking_id } })).status;
     await sleep(2_500); // the hold (1 s) and the grace (1 s) run out; the API itself cancels nothing
@@ -98,7 +98,13 @@ describe('the lifecycle worker process', () => {
     expect(cancelled).toHaveLength(1);
     expect(cancelled[0]!.data).toMatchObject({ cancelled_by_user_id: null, reason: 'unpaid_hold_expired' });
 
-    // The order and wallet jobs run in the same process.
+    // The refund, order and wallet jobs run in the same process.
+    for (const job of ['settle-stuck-booking-refunds', 'settle-stuck-order-refunds']) {
+      await waitUntil(() => logged().find((entry) => entry.job === job && entry.msg === 'scheduled job done'), {
+        timeoutMs: 15_000,
+        what: `${job} to run`,
+      });
+    }
     await waitUntil(() => logged().find((entry) => entry.job === 'cancel-unpaid-orders'), {
       timeoutMs: 15_000,
       what: 'the unpaid-order job to run',

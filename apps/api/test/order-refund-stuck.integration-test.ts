@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
+import type Stripe from 'stripe';
 import type { DemoTenant } from '@booking/db';
 import {
   createTestApp,
@@ -8,6 +9,7 @@ import {
   openShift,
   openTillOrder,
   paidWalletTopUp,
+  type RefundObject,
   seedTenant,
   signedChargeRefundedEvent,
   startStripeTestApp,
@@ -39,6 +41,7 @@ beforeAll(async () => {
 afterEach(() => {
   fake.failNextRefunds(0);
   fake.rateLimitNextRefunds(0);
+  jest.restoreAllMocks();
 });
 afterAll(async () => {
   await replica.close();
@@ -57,14 +60,38 @@ const calls = (intentId: string) =>
     (method) => fake.requestsTo(method, '/v1/refunds').filter((call) => call.body.payment_intent === intentId).length,
   );
 /** One run of the job, as the worker makes it on `app`'s process. */
-const sweep = (warn = jest.fn(), app = t, now?: Date) =>
-  settleStuckOrderRefunds({ db: app.deps.db, stripe: app.deps.stripe, logger: { warn } }, now);
+const sweep = (warn = jest.fn(), app = t, now?: Date, signal?: AbortSignal) =>
+  settleStuckOrderRefunds({ db: app.deps.db, stripe: app.deps.stripe, logger: { warn }, signal }, now);
 /** As if the refund had been made, or last asked about, `minutes` ago. */
 const aged = (refundId: string, minutes: number) =>
   t.deps.db.orderRefund.update({
     where: { id: refundId },
     data: { updatedAt: new Date(Date.now() - minutes * 60_000) },
   });
+
+/** As if the refund had been made `hours` ago, and last asked about six minutes ago. */
+const madeAgo = (refundId: string, hours: number) =>
+  t.deps.db.orderRefund.update({
+    where: { id: refundId },
+    data: { createdAt: new Date(Date.now() - hours * 3_600_000), updatedAt: new Date(Date.now() - 6 * 60_000) },
+  });
+/** Runs `meanwhile` once the job's next listing of the intent's refunds at Stripe has been read through. */
+function afterNextListing(intentId: string, meanwhile: () => Promise<unknown>) {
+  const refunds = t.deps.stripe!.refunds;
+  const list = refunds.list.bind(refunds);
+  let done = false;
+  return jest.spyOn(refunds, 'list').mockImplementation(((params?: Stripe.RefundListParams) => {
+    const listed = list(params);
+    if (done || params?.payment_intent !== intentId) return listed;
+    done = true;
+    return {
+      async *[Symbol.asyncIterator]() {
+        yield* listed;
+        await meanwhile();
+      },
+    };
+  }) as never);
+}
 
 const order = (id: string) => t.deps.db.order.findUniqueOrThrow({ where: { id } });
 
@@ -324,6 +351,98 @@ describe('the settle-stuck-order-refunds job', () => {
       expect(await events(orderId, 'refund.created')).toHaveLength(1);
       expect(await wallet(walletId)).toMatchObject({ balanceCents: 600, heldCents: 0 });
     }
+  });
+});
+
+describe('the settle-stuck-order-refunds job, for refunds made more than 23 hours ago or settled meanwhile', () => {
+  it('when Stripe shows none (it may have forgotten the key), then the job does not ask for it again: it stays pending with its value held, logged once each time it comes up, and is settled once Stripe lists it as ours', async () => {
+    const { orderId, walletId, intent, refundId } = await stuckTopUpRefund(1500, 500);
+    await madeAgo(refundId, 24);
+    const before = calls(intent.id);
+    const warn = jest.fn();
+
+    await sweep(warn);
+
+    expect(calls(intent.id)).toEqual([before[0], before[1]! + 1]);
+    expect(refundsOf(intent.id)).toHaveLength(0);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'pending', providerRefundId: null });
+    expect(await wallet(walletId)).toMatchObject({ balanceCents: 1500, heldCents: 500 });
+    const aboutIt = warn.mock.calls.filter(([fields]) => (fields as { refund_id?: string }).refund_id === refundId);
+    expect(aboutIt).toEqual([
+      [
+        expect.objectContaining({ order_id: orderId }),
+        expect.stringContaining('may have forgotten its key, so it is not sent again'),
+      ],
+    ]);
+
+    // Next time it comes up, an earlier try's refund is listed: settled from it, nothing sent.
+    const made = await t.deps.stripe!.refunds.create({
+      payment_intent: intent.id,
+      amount: 500,
+      metadata: { order_refund_id: refundId },
+    });
+    await aged(refundId, 6);
+    const [posts] = calls(intent.id);
+    await sweep();
+    expect(calls(intent.id)[0]).toBe(posts);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'succeeded', providerRefundId: made.id });
+    expect(await wallet(walletId)).toMatchObject({ balanceCents: 1000, heldCents: 0 });
+    expect(await events(orderId, 'refund.created')).toHaveLength(1);
+  });
+
+  it('when a refund was made 22 hours ago, then Stripe still keeps its key and the job asks for it again', async () => {
+    const { intent, refundId } = await stuckTopUpRefund(1200, 300);
+    await madeAgo(refundId, 22);
+
+    await sweep();
+
+    expect(refundsOf(intent.id)).toEqual([expect.objectContaining({ amount: 300 })]);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'succeeded' });
+  });
+
+  it('when a notification settles the refund after the job found none at Stripe, then the job does not ask for it again', async () => {
+    const { orderId, walletId, intent, refundId } = await stuckTopUpRefund(1100, 200);
+    await aged(refundId, 6);
+    // An earlier try's refund shows up, and its notification settles ours, between the job's look and its ask.
+    let madeId: string | undefined;
+    afterNextListing(intent.id, async () => {
+      const made = (await t.deps.stripe!.refunds.create({
+        payment_intent: intent.id,
+        amount: 200,
+        metadata: { order_refund_id: refundId },
+      })) as unknown as RefundObject;
+      madeId = made.id;
+      const notified = signedChargeRefundedEvent(intent, [made], { secret: TEST_WEBHOOK_SECRET });
+      expect((await deliverStripeEvent(t, notified)).status).toBe(200);
+    });
+    const [posts] = calls(intent.id);
+
+    await sweep();
+
+    expect(calls(intent.id)[0]).toBe(posts! + 1);
+    expect(refundsOf(intent.id)).toEqual([expect.objectContaining({ id: madeId })]);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'succeeded', providerRefundId: madeId });
+    expect(await wallet(walletId)).toMatchObject({ balanceCents: 900, heldCents: 0 });
+    expect(await events(orderId, 'refund.created')).toHaveLength(1);
+  });
+
+  it('when four minutes have passed since the run claimed its refunds, or the worker is shutting down, then it asks about none of them, and they come up again once the claim runs out', async () => {
+    const { intent, refundId } = await stuckTopUpRefund(1000, 100);
+    await aged(refundId, 10);
+    const before = calls(intent.id);
+    const claimedAt = new Date(Date.now() - 4.5 * 60_000);
+
+    expect(await sweep(jest.fn(), t, claimedAt)).toBe(0);
+
+    expect(calls(intent.id)).toEqual(before);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'pending', updatedAt: claimedAt });
+    await aged(refundId, 6);
+    const stopping = new AbortController();
+    stopping.abort();
+    expect(await sweep(jest.fn(), t, undefined, stopping.signal)).toBe(0);
+    expect(calls(intent.id)).toEqual(before);
+    await sweep();
+    expect(await refundRow(refundId)).toMatchObject({ status: 'succeeded' });
   });
 });
 

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import type Stripe from 'stripe';
 import type { DemoTenant } from '@booking/db';
 import type { EventName } from '@booking/events';
 import {
@@ -7,6 +8,7 @@ import {
   createTestApp,
   deliverStripeEvent,
   type FakePaymentIntent,
+  keyIdOf,
   type FakeStripe,
   type RefundObject,
   seedTenant,
@@ -17,6 +19,7 @@ import {
   TEST_WEBHOOK_SECRET,
   type TestApp,
 } from '@booking/test-kit';
+import { createRefund } from '../src/refunds/create-refund';
 import { settleStuckBookingRefunds } from '../src/refunds/settle-stuck-booking-refunds';
 
 // Booking refunds Stripe never answered about, on the real PostgreSQL and Redis with the fake
@@ -53,6 +56,7 @@ beforeEach(async () => {
 });
 afterEach(() => {
   fake.failNextRefunds(0);
+  fake.failNextRefundsForTheirKeys(0);
   fake.rateLimitNextRefunds(0);
   jest.restoreAllMocks();
 });
@@ -63,13 +67,36 @@ afterAll(async () => {
 });
 
 /** One run of the job, as the worker makes it on `app`'s process. */
-function sweep(app = t, now?: Date) {
+function sweep(app = t, now?: Date, signal?: AbortSignal) {
   const { db, stripe, holds, logger } = app.deps;
-  return settleStuckBookingRefunds({ db, stripe, holds, logger }, now);
+  return settleStuckBookingRefunds({ db, stripe, holds, logger, signal }, now);
 }
 /** As if the refund had been made, or last asked about, `minutes` ago. */
 const aged = (refundId: string, minutes: number) =>
   t.deps.db.refund.update({ where: { id: refundId }, data: { updatedAt: new Date(Date.now() - minutes * 60_000) } });
+/** As if the refund had been made `hours` ago, and last asked about six minutes ago. */
+const madeAgo = (refundId: string, hours: number) =>
+  t.deps.db.refund.update({
+    where: { id: refundId },
+    data: { createdAt: new Date(Date.now() - hours * 3_600_000), updatedAt: new Date(Date.now() - 6 * 60_000) },
+  });
+/** Runs `meanwhile` once the job's next listing of one of these intents' refunds at Stripe has been read through. */
+function afterNextListing(intentIds: string[], meanwhile: () => Promise<unknown>) {
+  const refunds = t.deps.stripe!.refunds;
+  const list = refunds.list.bind(refunds);
+  let done = false;
+  return jest.spyOn(refunds, 'list').mockImplementation(((params?: Stripe.RefundListParams) => {
+    const listed = list(params);
+    if (done || !intentIds.includes(params?.payment_intent ?? '')) return listed;
+    done = true;
+    return {
+      async *[Symbol.asyncIterator]() {
+        yield* listed;
+        await meanwhile();
+      },
+    };
+  }) as never);
+}
 
 const refund = (body: object) =>
   request(t.app).post('/api/payments/refunds').set('Authorization', bearer(demo.api_keys.manager)).send(body);
@@ -274,5 +301,195 @@ describe('the settle-stuck-booking-refunds job', () => {
       expect(await events(paid.bookingId, 'refund.created')).toHaveLength(1);
       expect(await cardPayment(paid.bookingId)).toMatchObject({ refundedCents: 300 });
     }
+  });
+
+  it('when a stuck refund was made more than 23 hours ago (Stripe may have forgotten its key), then the job only looks it up: Stripe shows none, so it stays pending, is not sent again, is logged once each time it comes up, and reconcile sends it deliberately', async () => {
+    const paid = await cardBooking();
+    const refundId = await stuckRefund(paid, 700);
+    await madeAgo(refundId, 24);
+    const before = calls(paid.intent.id);
+    const warn = jest.spyOn(t.deps.logger, 'warn');
+
+    expect(await sweep()).toBe(0);
+
+    expect(calls(paid.intent.id)).toEqual([before[0], before[1]! + 1]);
+    expect(refundsOf(paid.intent.id)).toHaveLength(0);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'pending', providerRefundId: null });
+    expect(await cardPayment(paid.bookingId)).toMatchObject({ refundedCents: 700 });
+    const aboutIt = () =>
+      warn.mock.calls.filter(([fields]) => (fields as { refund_id?: string }).refund_id === refundId);
+    expect(aboutIt()).toEqual([
+      [
+        expect.objectContaining({ booking_id: paid.bookingId }),
+        expect.stringContaining('may have forgotten its key, so it is not sent again'),
+      ],
+    ]);
+
+    // Next time it comes up: looked up and logged once again, never sent.
+    await aged(refundId, 6);
+    await sweep();
+    expect(calls(paid.intent.id)).toEqual([before[0], before[1]! + 2]);
+    expect(aboutIt()).toHaveLength(2);
+
+    // An operator who knows the amount was not given back another way sends it.
+    const res = await request(t.app)
+      .post(`/api/refunds/${refundId}/reconcile`)
+      .set('Authorization', bearer(demo.api_keys.manager));
+    expect([res.status, res.body.status]).toEqual([200, 'succeeded']);
+    expect(refundsOf(paid.intent.id)).toEqual([expect.objectContaining({ amount: 700 })]);
+  });
+
+  it('when a stuck refund more than 23 hours old is listed at Stripe as ours, then the job settles it once', async () => {
+    const paid = await cardBooking();
+    const refundId = await stuckRefund(paid, 800);
+    const made = (await t.deps.stripe!.refunds.create({
+      payment_intent: paid.intent.id,
+      amount: 800,
+      metadata: { booking_id: paid.bookingId, refund_id: refundId },
+    })) as unknown as RefundObject;
+    await madeAgo(refundId, 30);
+    const [posts] = calls(paid.intent.id);
+
+    expect(await sweep()).toBe(1);
+
+    expect(calls(paid.intent.id)[0]).toBe(posts);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'succeeded', providerRefundId: made.id });
+    expect(await events(paid.bookingId, 'refund.created')).toHaveLength(1);
+  });
+
+  it('when a stuck refund was made 22 hours ago, then Stripe still keeps its key and the job sends it again', async () => {
+    const paid = await cardBooking();
+    const refundId = await stuckRefund(paid, 650);
+    await madeAgo(refundId, 22);
+
+    await sweep();
+
+    expect(refundsOf(paid.intent.id)).toEqual([expect.objectContaining({ amount: 650 })]);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'succeeded' });
+  });
+
+  it('when a notification settles the refund after the job found none at Stripe, then the job does not send it again', async () => {
+    const paid = await cardBooking();
+    const refundId = await stuckRefund(paid, 550);
+    await aged(refundId, 6);
+    // An earlier try's refund shows up, and its notification settles ours, between the job's look and its ask.
+    let made: RefundObject | undefined;
+    afterNextListing([paid.intent.id], async () => {
+      made = (await t.deps.stripe!.refunds.create({
+        payment_intent: paid.intent.id,
+        amount: 550,
+        metadata: { booking_id: paid.bookingId, refund_id: refundId },
+      })) as unknown as RefundObject;
+      const delivered = await deliverStripeEvent(t, signedRefundEvent(made, { secret: TEST_WEBHOOK_SECRET }));
+      expect(delivered.status).toBe(200);
+    });
+    const [posts] = calls(paid.intent.id);
+
+    await sweep();
+
+    expect(calls(paid.intent.id)[0]).toBe(posts! + 1);
+    expect(refundsOf(paid.intent.id)).toEqual([expect.objectContaining({ id: made!.id })]);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'succeeded', providerRefundId: made!.id });
+    expect(await events(paid.bookingId, 'refund.created')).toHaveLength(1);
+    expect(await cardPayment(paid.bookingId)).toMatchObject({ refundedCents: 550 });
+  });
+
+  it('when four minutes have passed since the run claimed its refunds, then it asks about none of them, and they come up again once the claim runs out', async () => {
+    const paid = await cardBooking();
+    const refundId = await stuckRefund(paid, 450);
+    await aged(refundId, 10);
+    const before = calls(paid.intent.id);
+    const claimedAt = new Date(Date.now() - 4.5 * 60_000);
+
+    expect(await sweep(t, claimedAt)).toBe(0);
+
+    expect(calls(paid.intent.id)).toEqual(before);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'pending', updatedAt: claimedAt });
+    await aged(refundId, 6);
+    await sweep();
+    expect(await refundRow(refundId)).toMatchObject({ status: 'succeeded' });
+  });
+
+  it('when the worker shuts down during a run, then the run stops after the refund it is on, and the rest come up again later', async () => {
+    const stuck: { paid: CardBooking; refundId: string }[] = [];
+    for (let made = 0; made < 2; made += 1) {
+      const paid = await cardBooking();
+      stuck.push({ paid, refundId: await stuckRefund(paid, 350) });
+    }
+    await Promise.all(stuck.map(({ refundId }) => aged(refundId, 6)));
+    const before = stuck.map(({ paid }) => calls(paid.intent.id));
+    const stopping = new AbortController();
+    afterNextListing(
+      stuck.map(({ paid }) => paid.intent.id),
+      async () => stopping.abort(),
+    );
+
+    expect(await sweep(t, undefined, stopping.signal)).toBe(1);
+
+    const rows = await Promise.all(stuck.map(({ refundId }) => refundRow(refundId)));
+    expect(rows.map((row) => row.status).sort()).toEqual(['pending', 'succeeded']);
+    const leftIndex = rows.findIndex((row) => row.status === 'pending');
+    const left = stuck[leftIndex]!;
+    expect(calls(left.paid.intent.id)).toEqual(before[leftIndex]);
+    await aged(left.refundId, 6);
+    await sweep();
+    expect(await refundRow(left.refundId)).toMatchObject({ status: 'succeeded' });
+    // Stopped before it claims anything.
+    expect(await sweep(t, undefined, stopping.signal)).toBe(0);
+  });
+
+  it('when the booking is named in upper case (the use case does not rely on the route lower-casing it), then Stripe is sent the booking’s stored id, so the job asks again with the very same parameters under the key', async () => {
+    const paid = await cardBooking();
+    const { db, stripe, holds } = t.deps;
+    const operator = {
+      tenantId: demo.tenant.id,
+      keyId: await keyIdOf(t, demo.api_keys.manager),
+      role: 'manager' as const,
+      scopes: [],
+    };
+    fake.rateLimitNextRefunds(1);
+    const unanswered = await createRefund({ db, stripe, holds }, operator, {
+      bookingId: paid.bookingId.toUpperCase(),
+      amountCents: 250,
+      keepBookingActive: false,
+    }).catch((error: unknown) => error);
+    fake.rateLimitNextRefunds(0);
+    expect(unanswered).toMatchObject({ code: 'refund_in_progress' });
+    const refundId = (unanswered as { detail: { refund_id: string } }).detail.refund_id;
+    await aged(refundId, 6);
+
+    await sweep();
+
+    const sent = fake
+      .requestsTo('POST', '/v1/refunds')
+      .filter((call) => call.idempotencyKey === `refund-${refundId}`)
+      .map((call) => call.body);
+    expect(sent).toHaveLength(2);
+    expect(sent[0]).toEqual(sent[1]);
+    expect(sent[0]).toMatchObject({ metadata: { booking_id: paid.bookingId, refund_id: refundId } });
+    expect(await refundRow(refundId)).toMatchObject({ status: 'succeeded' });
+  });
+
+  it('when Stripe failed the first send with its own 500, then it answers that 500 again under the key, and the refund stays pending, refunding nothing', async () => {
+    const paid = await cardBooking();
+    fake.failNextRefundsForTheirKeys(1);
+    const res = await refund({ booking_id: paid.bookingId, amount_cents: 300 });
+    expect([res.status, res.body.error]).toEqual([409, 'refund_in_progress']);
+    const refundId = res.body.detail.refund_id as string;
+    await aged(refundId, 6);
+    const warn = jest.spyOn(t.deps.logger, 'warn');
+
+    await sweep();
+
+    expect(fake.requestsTo('POST', '/v1/refunds').at(-1)).toMatchObject({
+      idempotencyKey: `refund-${refundId}`,
+      status: 500,
+    });
+    expect(refundsOf(paid.intent.id)).toHaveLength(0);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'pending', providerRefundId: null });
+    expect(warn).toHaveBeenCalledWith(
+      expect.objectContaining({ refund_id: refundId, err: expect.objectContaining({ code: 'refund_in_progress' }) }),
+      'stuck booking refund: not settled',
+    );
   });
 });

@@ -109,7 +109,7 @@ const specs = {
   }),
   UNPAID_BOOKING_SWEEP_SECONDS: positiveInt({
     default: 60,
-    desc: 'How often the lifecycle worker looks for held bookings to cancel',
+    desc: 'How often the lifecycle worker looks for held bookings to cancel, and for booking refunds Stripe never answered about',
   }),
   IDEMPOTENCY_TTL_SECONDS: positiveInt({ default: 600, desc: 'How long an Idempotency-Key response is replayed' }),
   IDEMPOTENCY_IN_FLIGHT_SECONDS: positiveInt({

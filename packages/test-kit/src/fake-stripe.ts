@@ -53,6 +53,8 @@ export interface FakeRefund {
 interface Reply {
   status: number;
   body: unknown;
+  /** A 5xx kept for its idempotency key: Stripe's own failure after the request began. */
+  kept?: true;
 }
 
 export interface FakeStripe {
@@ -67,6 +69,12 @@ export interface FakeStripe {
   refunds: FakeRefund[];
   /** The next `count` POST /v1/refunds answer 500 (nothing is created, nothing is kept for the key). */
   failNextRefunds(count: number): void;
+  /**
+   * The next `count` POST /v1/refunds fail with Stripe's own 500 after the request began: nothing
+   * is created, and the 500 is kept for the key, so the same key is answered it again (Stripe
+   * does so for 24 hours).
+   */
+  failNextRefundsForTheirKeys(count: number): void;
   /**
    * The next `count` POST /v1/refunds answer 429 rate_limit_error, as Stripe does before it looks
    * at the request's key: nothing is created and nothing is kept for the key.
@@ -137,6 +145,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   // Like Stripe: the first request with a key fixes the answer; the same key again replays it.
   const idempotent = new Map<string, { fingerprint: string; reply: Reply }>();
   let refundFailures = 0;
+  let keptRefundFailures = 0;
   let refundRateLimits = 0;
   const forgotten = new Set<string>();
   const refundDelays = { count: 0, ms: 0 };
@@ -271,6 +280,10 @@ export async function startFakeStripe(): Promise<FakeStripe> {
         refundFailures -= 1;
         return stripeError(500, 'api_error', 'Fake Stripe was told to fail this refund');
       }
+      if (keptRefundFailures > 0) {
+        keptRefundFailures -= 1;
+        return { ...stripeError(500, 'api_error', 'Fake Stripe failed this refund under its key'), kept: true };
+      }
       return createRefund(body);
     }
     return stripeError(404, 'invalid_request_error', `Unrecognized request URL (${method}: ${path}).`);
@@ -308,8 +321,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       } else {
         reply = route(method, path, body);
         // A 500 here stands for a failure before the request took effect: nothing is kept, so a
-        // retry with the same key runs again.
-        if (method === 'POST' && idempotencyKey && reply.status < 500)
+        // retry with the same key runs again; unless told it failed after it began (kept).
+        if (method === 'POST' && idempotencyKey && (reply.status < 500 || reply.kept))
           idempotent.set(idempotencyKey, { fingerprint, reply });
       }
       requests.push({ method, path, body, idempotencyKey, status: reply.status });
@@ -344,6 +357,9 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     answerNextRefunds: answers.queue,
     failNextRefunds(count: number) {
       refundFailures = count;
+    },
+    failNextRefundsForTheirKeys(count: number) {
+      keptRefundFailures = count;
     },
     rateLimitNextRefunds(count: number) {
       refundRateLimits = count;

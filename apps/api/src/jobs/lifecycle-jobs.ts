@@ -31,7 +31,7 @@ export function lifecycleJobs(deps: WorkerDeps): ScheduledJob[] {
     {
       name: 'settle-stuck-booking-refunds',
       schedule: { every: deps.config.unpaidBookingSweepSeconds * 1000 },
-      handler: ({ signal }) => untilDone(signal, 'settled', () => settleStuckBookingRefunds(deps)),
+      handler: ({ signal }) => untilDone(signal, 'settled', () => settleStuckBookingRefunds({ ...deps, signal })),
     },
     {
       name: LIFECYCLE_JOB.cancelUnpaidOrders,
@@ -43,7 +43,7 @@ export function lifecycleJobs(deps: WorkerDeps): ScheduledJob[] {
     {
       name: 'settle-stuck-order-refunds',
       schedule: { every: deps.config.orders.sweepSeconds * 1000 },
-      handler: ({ signal }) => untilDone(signal, 'settled', () => settleStuckOrderRefunds(deps)),
+      handler: ({ signal }) => untilDone(signal, 'settled', () => settleStuckOrderRefunds({ ...deps, signal })),
     },
     {
       name: 'void-abandoned-orders',

@@ -12,11 +12,13 @@ export type ProviderRefundRequest = { tenantId: string; orderId: string; refundI
 /**
  * Asks Stripe for the refund an operator's request reserved, keyed by the refund's id. A refusal
  * undoes the reservation (502 payment_provider_error); no answer leaves it pending (409
- * refund_in_progress) for its notification, a retry of the request, or the
- * settle-stuck-order-refunds job (settleOrAskAgain) to settle.
+ * refund_in_progress) for its notification, a retry of the request (settleOrAskAgain), or the
+ * settle-stuck-order-refunds job to settle. Read first: a refund asked for again that a
+ * notification or another caller settled, or Stripe named, meanwhile is not sent.
  */
 export async function askProviderRefund(db: Db, stripe: Stripe, asked: ProviderRefundRequest): Promise<void> {
   const refund = await db.orderRefund.findUniqueOrThrow({ where: { id: asked.refundId } });
+  if (refund.status !== 'pending' || refund.providerRefundId !== null) return;
   let providerRefund: Stripe.Refund;
   try {
     providerRefund = await stripe.refunds.create(
@@ -49,31 +51,48 @@ export async function askProviderRefund(db: Db, stripe: Stripe, asked: ProviderR
 }
 
 /**
- * A pending refund settled from Stripe's record of it, as booking refunds are reconciled: Stripe
- * lists the payment's refunds, and ours (its provider id when Stripe named it, else its
- * metadata.order_refund_id) is recorded. When none is ours and Stripe never named one, the
- * request never arrived and is sent again, under the same key. Sending again only when Stripe
- * shows none stays safe after Stripe has forgotten the key (a day). A refund Stripe did name is
- * never asked for again: one it does not list stays pending (409 refund_in_progress).
+ * A pending refund settled from Stripe's record of it (settleFromProvider), or, when Stripe shows
+ * none, asked for again under the same key (askProviderRefund): for a retry of the request, an
+ * operator's deliberate call. The settle-stuck-order-refunds job asks again only while Stripe
+ * still applies the key.
  */
 export async function settleOrAskAgain(
   db: Db,
   stripe: Stripe,
   asked: ProviderRefundRequest & { providerRefundId: string | null },
 ): Promise<void> {
+  if (!(await settleFromProvider(db, stripe, asked))) await askProviderRefund(db, stripe, asked);
+}
+
+/**
+ * A pending refund settled from Stripe's record of it, as booking refunds are reconciled: Stripe
+ * lists the payment's refunds, and ours (its provider id when Stripe named it, else its
+ * metadata.order_refund_id) is recorded. False when none is ours and Stripe never named one: the
+ * request never arrived. Sent again under the same key while Stripe keeps it (a day), it is
+ * still made once; sent later it would be a new refund. A refund Stripe did name is never asked
+ * for again: one it does not list stays pending (409 refund_in_progress).
+ */
+export async function settleFromProvider(
+  db: Db,
+  stripe: Stripe,
+  asked: ProviderRefundRequest & { providerRefundId: string | null },
+): Promise<boolean> {
   const ours = await findProviderRefund(stripe, asked.paymentIntentId, {
     id: asked.refundId,
     providerRefundId: asked.providerRefundId,
     metadataKey: 'order_refund_id',
   });
-  if (ours) return recordProviderRefund(db, asked.refundId, ours);
+  if (ours) {
+    await recordProviderRefund(db, asked.refundId, ours);
+    return true;
+  }
   if (asked.providerRefundId) {
     throw new AppError('refund_in_progress', {
       refund_id: asked.refundId,
       message: 'the payment provider does not list the refund it reported; the refund stays pending',
     });
   }
-  await askProviderRefund(db, stripe, asked);
+  return false;
 }
 
 /** Records Stripe's refund for ours: settled when final (providerOutcome), else its id, for the notifications. */

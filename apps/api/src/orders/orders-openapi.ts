@@ -75,7 +75,7 @@ export const ordersOpenApi: OpenApiFeature = {
         wallet_limit_exceeded:
           'a wallet tender refund would take the wallet past its cap of 1000000000; refund another way',
         refund_in_progress:
-          "Stripe did not answer, failed, rate-limited the service or refused its key, none of which says whether an earlier try made the refund: it stays pending, its value held, until Stripe's notification settles it or, five minutes on, the settle-stuck-order-refunds job settles it from Stripe's record (asking again when Stripe has none); also a retry of the request when Stripe does not know the payment (the service's key most likely of another account or mode) (detail.refund_id)",
+          "Stripe did not answer, failed, rate-limited the service or refused its key, none of which says whether an earlier try made the refund: it stays pending, its value held, until Stripe's notification settles it or, five minutes on, the settle-stuck-order-refunds job settles it from Stripe's record (asking again when Stripe has none, for up to 23 hours after it was made, while Stripe keeps its idempotency key; older, it is left pending, logged, for a retry of the request; a Stripe 5xx after the request began is answered again under the key for 24 hours, so such a refund stays pending that long); also a retry of the request when Stripe does not know the payment (the service's key most likely of another account or mode) (detail.refund_id)",
         payment_provider_error:
           'Stripe refused the refund; nothing was refunded (detail: refund_id, provider_code, message)',
         payments_not_configured: 'a refund through Stripe without STRIPE_SECRET_KEY',

@@ -1,14 +1,10 @@
 import { Prisma, type Db } from '@booking/db';
 import type { Logger } from '@booking/logging';
 import type Stripe from 'stripe';
-import { settleOrAskAgain } from './ask-provider-refund';
+import { keyStillProtects, mayGoOn, STUCK_REFUND_MS } from '../payments/stuck-refund-timing';
+import { askProviderRefund, settleFromProvider } from './ask-provider-refund';
 
 const BATCH = 50;
-/**
- * How long an operator's refund may go without Stripe's answer before the job asks Stripe about
- * it, and again after that: well past a request's own call with the SDK's retries.
- */
-const STUCK_REFUND_MS = 5 * 60 * 1000;
 /** How long a refund Stripe answered pending waits for its notification before Stripe is asked (again). */
 const UNSETTLED_REFUND_MS = 24 * 60 * 60 * 1000;
 
@@ -17,6 +13,7 @@ type Claimed = {
   tenant_id: string;
   order_id: string;
   provider_refund_id: string | null;
+  created_at: Date;
   payment_intent_id: string;
 };
 
@@ -28,38 +25,52 @@ type Claimed = {
  *   request's call failed after the SDK's retries, or its process died before asking, so no
  *   notification may ever come. It is settled from Stripe's record of it, or asked for again
  *   under the same key when Stripe shows none, so a request that did reach Stripe is never paid
- *   twice.
+ *   twice; but only while Stripe still applies the key (keyStillProtects: made less than 23 hours
+ *   ago). An older one is left pending and logged for an operator, who may retry the request once
+ *   the amount is known not to have been given back another way.
  * - Stripe answered pending, a day after that or after it was last asked about: its
  *   notification may have been lost. It is settled from Stripe's record of it, never asked for
  *   again; one still pending is asked about again a day later.
  *
- * Both through settleOrAskAgain; the outcome is booked once, whoever gets there first
+ * Both through settleFromProvider; the outcome is booked once, whoever gets there first
  * (completeOrderRefund). Each kind is claimed a batch per call, FOR UPDATE SKIP LOCKED, by
- * putting it back (updated_at), so runs on several pods take different refunds. One Stripe does
- * not answer about (or whose payment it does not know: a key of another account or mode, where
- * the refund may exist unseen), or whose outcome cannot be booked, is logged and comes up again
- * when next due, behind the others. Returns how many Stripe answered about.
+ * putting it back (updated_at), so runs on several pods take different refunds; the run stops
+ * short of its claims running out, or when the worker shuts down (mayGoOn). One Stripe does not
+ * answer about (or whose payment it does not know: a key of another account or mode, where the
+ * refund may exist unseen), or whose outcome cannot be booked, is logged and comes up again when
+ * next due, behind the others. Returns how many Stripe answered about.
  */
 export async function settleStuckOrderRefunds(
-  deps: { db: Db; stripe: Stripe | null; logger: Pick<Logger, 'warn'> },
+  deps: { db: Db; stripe: Stripe | null; logger: Pick<Logger, 'warn'>; signal?: AbortSignal },
   now = new Date(),
 ): Promise<number> {
   const stripe = deps.stripe;
-  if (!stripe) return 0;
+  if (!stripe || deps.signal?.aborted) return 0;
   const claimed = [
     ...(await claim(deps.db, Prisma.sql`r.provider_refund_id IS NULL`, STUCK_REFUND_MS, now)),
     ...(await claim(deps.db, Prisma.sql`r.provider_refund_id IS NOT NULL`, UNSETTLED_REFUND_MS, now)),
   ];
   let answered = 0;
   for (const row of claimed) {
+    if (!mayGoOn(now, deps.signal)) break;
+    const asked = {
+      tenantId: row.tenant_id,
+      orderId: row.order_id,
+      refundId: row.id,
+      paymentIntentId: row.payment_intent_id,
+      providerRefundId: row.provider_refund_id,
+    };
     try {
-      await settleOrAskAgain(deps.db, stripe, {
-        tenantId: row.tenant_id,
-        orderId: row.order_id,
-        refundId: row.id,
-        paymentIntentId: row.payment_intent_id,
-        providerRefundId: row.provider_refund_id,
-      });
+      if (!(await settleFromProvider(deps.db, stripe, asked))) {
+        if (!keyStillProtects(row.created_at, now)) {
+          deps.logger.warn(
+            { order_id: row.order_id, refund_id: row.id, created_at: row.created_at },
+            'stuck order refund: Stripe shows none and may have forgotten its key, so it is not sent again; retry it by hand',
+          );
+          continue;
+        }
+        await askProviderRefund(deps.db, stripe, asked);
+      }
       answered += 1;
     } catch (error) {
       // A refund Stripe refused is failed already (its value released); the rest wait their turn again.
@@ -84,5 +95,5 @@ function claim(db: Db, kind: Prisma.Sql, dueMs: number, now: Date): Promise<Clai
       FOR UPDATE OF r SKIP LOCKED)
     UPDATE order_refunds r SET updated_at = ${now}
     FROM stuck WHERE r.id = stuck.id
-    RETURNING r.id, r.tenant_id, r.order_id, r.provider_refund_id, stuck.payment_intent_id`;
+    RETURNING r.id, r.tenant_id, r.order_id, r.provider_refund_id, r.created_at, stuck.payment_intent_id`;
 }

@@ -19,6 +19,8 @@ export interface RefundInput {
 /** A refund reserved in our database: what the provider is asked to refund, and under which key. */
 export interface Reserved {
   refundId: string;
+  /** As stored (lower case): every ask under the key must send the same metadata. */
+  bookingId: string;
   paymentIntentId: string;
   amountCents: number;
 }
@@ -56,7 +58,7 @@ export async function createRefund(
   if (!stripe) throw new AppError('payments_not_configured', 'STRIPE_SECRET_KEY is not set');
 
   const reserved = await reserveOnce(deps.db, operator, input, idempotencyRef);
-  const answer = await askProvider(stripe, input.bookingId, reserved);
+  const answer = await askProvider(stripe, reserved);
   const body = await recordProviderAnswer(deps, input.bookingId, reserved.refundId, answer);
   return { httpStatus: body.status === 'succeeded' ? 201 : 202, body };
 }
@@ -155,20 +157,21 @@ async function reserveRefund(
     },
   });
   await tx.payment.update({ where: { id: payment.id }, data: { refundedCents: { increment: amountCents } } });
-  return { refundId: refund.id, paymentIntentId: payment.providerReference!, amountCents };
+  return { refundId: refund.id, bookingId: booking.id, paymentIntentId: payment.providerReference!, amountCents };
 }
 
 /**
  * Asks the provider for the reserved refund. The same refund always sends the same request under
- * the same key, so asking again (settle-or-ask-again) can never refund twice.
+ * the same key, so asking again (settle-or-ask-again) can never refund twice while the provider
+ * keeps the key (a day).
  */
-export async function askProvider(stripe: Stripe, bookingId: string, reserved: Reserved): Promise<ProviderAnswer> {
+export async function askProvider(stripe: Stripe, reserved: Reserved): Promise<ProviderAnswer> {
   try {
     const refund = await stripe.refunds.create(
       {
         payment_intent: reserved.paymentIntentId,
         amount: reserved.amountCents,
-        metadata: { booking_id: bookingId, refund_id: reserved.refundId },
+        metadata: { booking_id: reserved.bookingId, refund_id: reserved.refundId },
       },
       // One refund row, one provider refund: the SDK's retries of this call cannot refund twice.
       { idempotencyKey: `refund-${reserved.refundId}` },

@@ -12,8 +12,9 @@ type Deps = SettleDeps & { db: Db; stripe: Stripe | null };
  * `POST /api/refunds/{id}/reconcile`: settles a refund stuck in pending because the provider's
  * answer never came (the process died between reserving and asking, or the connection failed) and
  * so no notification ever will: from the provider's record of it, or by sending it again when the
- * provider shows none and never named one (settleOrAskAgain, which the
- * settle-stuck-booking-refunds job runs too).
+ * provider shows none and never named one (settleOrAskAgain). The settle-stuck-booking-refunds job
+ * does the same, but sends again only while the provider keeps the key (a day); after that,
+ * sending again is the operator's call, made here.
  */
 export async function reconcileRefund(deps: Deps, operator: Operator, refundId: string): Promise<RefundResponse> {
   const { stripe } = deps;

@@ -7,6 +7,8 @@ import { settleOurRefund } from './reconcile-provider-refunds';
 import type { SettleDeps } from './refund-bookkeeping';
 import type { RefundResponse } from './refund-schemas';
 
+type Deps = SettleDeps & { db: Db; stripe: Stripe };
+
 /** A pending booking refund, as Stripe is asked about it. */
 export interface PendingRefund {
   id: string;
@@ -17,21 +19,23 @@ export interface PendingRefund {
 }
 
 /**
- * A pending booking refund settled from Stripe's record of it, for the reconcile route and the
+ * A pending booking refund settled from Stripe's record of it, for the reconcile route (an
+ * operator's deliberate call): settleFromProvider, and when Stripe shows none, sendAgain.
+ */
+export async function settleOrAskAgain(deps: Deps, refund: PendingRefund): Promise<RefundResponse> {
+  return (await settleFromProvider(deps, refund)) ?? sendAgain(deps, refund);
+}
+
+/**
+ * Settles a pending booking refund from Stripe's record of it, for the reconcile route and the
  * settle-stuck-booking-refunds job. Stripe lists the payment intent's refunds: one of them is ours
  * (its provider id, or our metadata.refund_id), and it is settled exactly as its notification
- * would settle it. None is and Stripe never named one: the request never arrived, and it is sent
- * again, identical and under the same idempotency key `refund-<id>` (Stripe applies a key once,
- * so a request that arrives late or concurrently still refunds once), then settled from the
- * answer as a first answer would be. Sending again only when Stripe shows none stays safe after
- * Stripe has forgotten the key (a day). A refund Stripe did name is never asked for again: one it
- * does not list (a key that sees another account, say) stays pending, 409 refund_in_progress.
- * Only a pending refund moves, once, under its row lock, whoever settles it first.
+ * would settle it. A refund Stripe did name but does not list (a key that sees another account,
+ * say) stays pending, 409 refund_in_progress. Null when none is ours and Stripe never named one:
+ * the request never arrived. Only a pending refund moves, once, under its row lock, whoever
+ * settles it first.
  */
-export async function settleOrAskAgain(
-  deps: SettleDeps & { db: Db; stripe: Stripe },
-  refund: PendingRefund,
-): Promise<RefundResponse> {
+export async function settleFromProvider(deps: Deps, refund: PendingRefund): Promise<RefundResponse | null> {
   const found = await findProviderRefund(deps.stripe, refund.paymentIntentId, { ...refund, metadataKey: 'refund_id' });
   if (found) {
     const release = await deps.db.$transaction((tx) => settleOurRefund(tx, deps, refund, found));
@@ -44,8 +48,25 @@ export async function settleOrAskAgain(
       message: 'the payment provider does not list the refund it reported; the refund stays pending',
     });
   }
-  const answer = await askProvider(deps.stripe, refund.bookingId, {
+  return null;
+}
+
+/**
+ * Sends again a refund Stripe shows none of (settleFromProvider), identical and under the same
+ * idempotency key `refund-<id>`, so a request that arrives late or concurrently still refunds
+ * once while Stripe keeps the key (a day), then settles it from the answer as a first answer
+ * would be. Read again first: one a notification or another caller settled, or Stripe named,
+ * since it was looked up is not sent.
+ */
+export async function sendAgain(deps: Deps, refund: PendingRefund): Promise<RefundResponse> {
+  const current = await deps.db.refund.findUniqueOrThrow({
+    where: { id: refund.id },
+    select: { status: true, providerRefundId: true },
+  });
+  if (current.status !== 'pending' || current.providerRefundId !== null) return refundView(deps.db, refund.id);
+  const answer = await askProvider(deps.stripe, {
     refundId: refund.id,
+    bookingId: refund.bookingId,
     paymentIntentId: refund.paymentIntentId,
     amountCents: refund.amountCents,
   });
