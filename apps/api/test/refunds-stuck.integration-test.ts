@@ -41,7 +41,13 @@ let demo: DemoTenant;
 /** Booking refunds the job would claim now: those left pending by earlier runs against this database. */
 const due = () =>
   t.deps.db.refund.count({
-    where: { status: 'pending', providerRefundId: null, updatedAt: { lte: new Date(Date.now() - 5 * 60_000) } },
+    where: {
+      status: 'pending',
+      OR: [
+        { providerRefundId: null, updatedAt: { lte: new Date(Date.now() - 5 * 60_000) } },
+        { providerRefundId: { not: null }, updatedAt: { lte: new Date(Date.now() - 24 * 3_600_000) } },
+      ],
+    },
   });
 
 beforeAll(async () => {
@@ -269,20 +275,6 @@ describe('the settle-stuck-booking-refunds job', () => {
     expect(await refundRow(refundId)).toMatchObject({ status: 'pending' });
   });
 
-  it('when Stripe answered a refund pending, then the job leaves it to its notification', async () => {
-    const paid = await cardBooking();
-    fake.answerNextRefunds('pending');
-    const res = await refund({ booking_id: paid.bookingId, amount_cents: 400 });
-    expect([res.status, res.body.status]).toEqual([202, 'pending']);
-    const before = calls(paid.intent.id);
-
-    await aged(res.body.refund_id as string, 60);
-    await sweep();
-
-    expect(calls(paid.intent.id)).toEqual(before);
-    expect(await refundRow(res.body.refund_id as string)).toMatchObject({ status: 'pending' });
-  });
-
   it('when two processes run the job at once, then each stuck refund is listed and asked for once, and settled once', async () => {
     const stuck: { paid: CardBooking; refundId: string }[] = [];
     for (let made = 0; made < 4; made += 1) {
@@ -491,5 +483,93 @@ describe('the settle-stuck-booking-refunds job', () => {
       expect.objectContaining({ refund_id: refundId, err: expect.objectContaining({ code: 'refund_in_progress' }) }),
       'stuck booking refund: not settled',
     );
+  });
+});
+
+describe('the settle-stuck-booking-refunds job, for refunds Stripe answered pending', () => {
+  /** A card-paid booking refunded (in full unless told); Stripe answers the refund pending and never notifies. */
+  async function pendingRefund(amountCents?: number) {
+    const paid = await cardBooking();
+    fake.answerNextRefunds('pending');
+    const res = await refund({ booking_id: paid.bookingId, amount_cents: amountCents ?? paid.paidCents });
+    expect([res.status, res.body.status]).toEqual([202, 'pending']);
+    const refundId = res.body.refund_id as string;
+    const [made] = refundsOf(paid.intent.id);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'pending', providerRefundId: made!.id });
+    return { paid, refundId, made: made! };
+  }
+
+  it('when its notification never comes, then Stripe is asked about it a day on, again a day later while pending, and its outcome is settled once, never sent again', async () => {
+    const { paid, refundId, made } = await pendingRefund();
+    const before = calls(paid.intent.id);
+
+    // Stripe has answered about it: not asked about before a day.
+    await aged(refundId, 60);
+    await sweep();
+    await aged(refundId, 23 * 60);
+    await sweep();
+    expect(calls(paid.intent.id)).toEqual(before);
+
+    // A day on: listed, still pending at Stripe, put back another day.
+    await aged(refundId, 25 * 60);
+    const now = new Date();
+    await sweep(t, now);
+    expect(calls(paid.intent.id)).toEqual([before[0], before[1]! + 1]);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'pending', updatedAt: now });
+    expect(await cardPayment(paid.bookingId)).toMatchObject({ refundedCents: paid.paidCents });
+    expect(await booking(paid.bookingId)).toMatchObject({ status: 'confirmed' });
+    await sweep();
+    expect(calls(paid.intent.id)).toEqual([before[0], before[1]! + 1]);
+
+    made.status = 'succeeded';
+    await aged(refundId, 25 * 60);
+    await sweep();
+
+    expect(calls(paid.intent.id)).toEqual([before[0], before[1]! + 2]);
+    expect(refundsOf(paid.intent.id)).toHaveLength(1);
+    expect(await refundRow(refundId)).toMatchObject({ status: 'succeeded', providerRefundId: made.id });
+    expect(await cardPayment(paid.bookingId)).toMatchObject({ refundedCents: paid.paidCents });
+    expect(await booking(paid.bookingId)).toMatchObject({ status: 'refunded' });
+    expect(await events(paid.bookingId, 'refund.created')).toHaveLength(1);
+    expect(await events(paid.bookingId, 'booking.refunded')).toHaveLength(1);
+    expect(await seatsBooked(paid.slotId)).toBe(0);
+
+    await aged(refundId, 25 * 60);
+    await sweep();
+    expect(calls(paid.intent.id)).toEqual([before[0], before[1]! + 2]);
+    expect(await events(paid.bookingId, 'refund.created')).toHaveLength(1);
+  });
+
+  it('when Stripe cancels it, then the job fails it a day on and its amount is refundable again', async () => {
+    const { paid, refundId, made } = await pendingRefund(400);
+    made.status = 'canceled';
+
+    await aged(refundId, 25 * 60);
+    await sweep();
+
+    expect(await refundRow(refundId)).toMatchObject({ status: 'failed', providerRefundId: made.id });
+    expect(await cardPayment(paid.bookingId)).toMatchObject({ refundedCents: 0 });
+    expect(await booking(paid.bookingId)).toMatchObject({ status: 'confirmed' });
+    expect(await events(paid.bookingId, 'refund.created')).toHaveLength(0);
+    expect(refundsOf(paid.intent.id)).toHaveLength(1);
+  });
+
+  it('when two processes run the job at once, then each such refund is listed once and settled once', async () => {
+    const unsettled = [];
+    for (let made = 0; made < 4; made += 1) unsettled.push(await pendingRefund());
+    for (const { refundId, made } of unsettled) {
+      made.status = 'succeeded';
+      await aged(refundId, 25 * 60);
+    }
+    const before = unsettled.map(({ paid }) => calls(paid.intent.id));
+
+    await Promise.all([sweep(t), sweep(replica)]);
+
+    for (const [index, { paid, refundId }] of unsettled.entries()) {
+      expect(calls(paid.intent.id)).toEqual([before[index]![0], before[index]![1]! + 1]);
+      expect(await refundRow(refundId)).toMatchObject({ status: 'succeeded' });
+      expect(await events(paid.bookingId, 'refund.created')).toHaveLength(1);
+      expect(await booking(paid.bookingId)).toMatchObject({ status: 'refunded' });
+    }
   });
 });

@@ -1,12 +1,10 @@
 import { Prisma, type Db } from '@booking/db';
 import type { Logger } from '@booking/logging';
 import type Stripe from 'stripe';
-import { keyStillProtects, mayGoOn, STUCK_REFUND_MS } from '../payments/stuck-refund-timing';
+import { keyStillProtects, mayGoOn, STUCK_REFUND_MS, UNSETTLED_REFUND_MS } from '../payments/stuck-refund-timing';
 import { askProviderRefund, settleFromProvider } from './ask-provider-refund';
 
 const BATCH = 50;
-/** How long a refund Stripe answered pending waits for its notification before Stripe is asked (again). */
-const UNSETTLED_REFUND_MS = 24 * 60 * 60 * 1000;
 
 type Claimed = {
   id: string;

@@ -10,6 +10,13 @@
  */
 export const STUCK_REFUND_MS = 5 * 60 * 1000;
 
+/**
+ * How long a refund Stripe answered pending waits for its notification before a job asks Stripe
+ * about it, and again after that while Stripe still has it pending: a lost notification is rare,
+ * and such a refund is only ever looked up, never sent again.
+ */
+export const UNSETTLED_REFUND_MS = 24 * 60 * 60 * 1000;
+
 /** How long a run works through what it claimed: short of its claim running out (STUCK_REFUND_MS). */
 const CLAIM_WORK_MS = 4 * 60 * 1000;
 
