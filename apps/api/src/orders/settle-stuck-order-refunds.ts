@@ -1,7 +1,7 @@
-import { Prisma, type Db } from '@booking/db';
+import type { Db, Prisma } from '@booking/db';
 import type { Logger } from '@booking/logging';
 import type Stripe from 'stripe';
-import { keyStillProtects, mayGoOn, STUCK_REFUND_MS, UNSETTLED_REFUND_MS } from '../payments/stuck-refund-timing';
+import { settleStuckRefunds } from '../payments/settle-stuck-refunds';
 import { askProviderRefund, settleFromProvider } from './ask-provider-refund';
 
 const BATCH = 50;
@@ -31,51 +31,34 @@ type Claimed = {
  *   again; one still pending is asked about again a day later.
  *
  * Both through settleFromProvider; the outcome is booked once, whoever gets there first
- * (completeOrderRefund). Each kind is claimed a batch per call, FOR UPDATE SKIP LOCKED, by
- * putting it back (updated_at), so runs on several pods take different refunds; the run stops
- * short of its claims running out, or when the worker shuts down (mayGoOn). One Stripe does not
- * answer about (or whose payment it does not know: a key of another account or mode, where the
- * refund may exist unseen), or whose outcome cannot be booked, is logged and comes up again when
- * next due, behind the others. Returns how many Stripe answered about.
+ * (completeOrderRefund). The claims (FOR UPDATE SKIP LOCKED, updated_at bumped) are this file's;
+ * the run is settleStuckRefunds'.
  */
-export async function settleStuckOrderRefunds(
+export function settleStuckOrderRefunds(
   deps: { db: Db; stripe: Stripe | null; logger: Pick<Logger, 'warn'>; signal?: AbortSignal },
   now = new Date(),
 ): Promise<number> {
-  const stripe = deps.stripe;
-  if (!stripe || deps.signal?.aborted) return 0;
-  const claimed = [
-    ...(await claim(deps.db, Prisma.sql`r.provider_refund_id IS NULL`, STUCK_REFUND_MS, now)),
-    ...(await claim(deps.db, Prisma.sql`r.provider_refund_id IS NOT NULL`, UNSETTLED_REFUND_MS, now)),
-  ];
-  let answered = 0;
-  for (const row of claimed) {
-    if (!mayGoOn(now, deps.signal)) break;
-    const asked = {
-      tenantId: row.tenant_id,
-      orderId: row.order_id,
-      refundId: row.id,
-      paymentIntentId: row.payment_intent_id,
-      providerRefundId: row.provider_refund_id,
-    };
-    try {
-      if (!(await settleFromProvider(deps.db, stripe, asked))) {
-        if (!keyStillProtects(row.created_at, now)) {
-          deps.logger.warn(
-            { order_id: row.order_id, refund_id: row.id, created_at: row.created_at },
-            'stuck order refund: Stripe shows none and may have forgotten its key, so it is not sent again; retry it by hand',
-          );
-          continue;
-        }
-        await askProviderRefund(deps.db, stripe, asked);
-      }
-      answered += 1;
-    } catch (error) {
-      // A refund Stripe refused is failed already (its value released); the rest wait their turn again.
-      deps.logger.warn({ err: error, order_id: row.order_id, refund_id: row.id }, 'stuck order refund: not settled');
-    }
-  }
-  return answered;
+  const { db, stripe } = deps;
+  if (!stripe) return Promise.resolve(0);
+  const asked = (row: Claimed) => ({
+    tenantId: row.tenant_id,
+    orderId: row.order_id,
+    refundId: row.id,
+    paymentIntentId: row.payment_intent_id,
+    providerRefundId: row.provider_refund_id,
+  });
+  return settleStuckRefunds(
+    {
+      name: 'order',
+      byHand: 'retry it by hand',
+      claim: (which, dueMs) => claim(db, which, dueMs, now),
+      settleFromProvider: (row) => settleFromProvider(db, stripe, asked(row)),
+      sendAgain: (row) => askProviderRefund(db, stripe, asked(row)),
+      logFields: (row) => ({ order_id: row.order_id }),
+    },
+    deps,
+    now,
+  );
 }
 
 /** Claims a batch of one kind of pending operator refunds untouched for `dueMs`, least recently touched first. */

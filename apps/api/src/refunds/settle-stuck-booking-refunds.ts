@@ -1,7 +1,7 @@
-import { Prisma, type Db } from '@booking/db';
+import type { Db, Prisma } from '@booking/db';
 import type { Logger } from '@booking/logging';
 import type Stripe from 'stripe';
-import { keyStillProtects, mayGoOn, STUCK_REFUND_MS, UNSETTLED_REFUND_MS } from '../payments/stuck-refund-timing';
+import { settleStuckRefunds } from '../payments/settle-stuck-refunds';
 import type { SettleDeps } from './refund-bookkeeping';
 import { sendAgain, settleFromProvider, type PendingRefund } from './settle-or-ask-again';
 
@@ -35,56 +35,35 @@ type Claimed = {
  *   a day later.
  *
  * Both through settleFromProvider, exactly as the refund's notification would settle it; its
- * outcome is booked once, whoever gets there first (settleRefund). Each kind is claimed a batch
- * per call, FOR UPDATE SKIP LOCKED, by putting it back (updated_at), so runs on several pods take
- * different refunds; the run stops short of its claims running out, or when the worker shuts down
- * (mayGoOn). One Stripe does not answer about (or whose payment it does not know, or that it does
- * not list though it named it), or whose outcome cannot be booked, is logged and comes up again
- * when next due, behind the others. Returns how many Stripe answered about.
+ * outcome is booked once, whoever gets there first (settleRefund). The claims (FOR UPDATE SKIP
+ * LOCKED, updated_at bumped) are this file's; the run is settleStuckRefunds'.
  */
-export async function settleStuckBookingRefunds(
+export function settleStuckBookingRefunds(
   deps: SettleDeps & { db: Db; stripe: Stripe | null; logger: Logger; signal?: AbortSignal },
   now = new Date(),
 ): Promise<number> {
   const stripe = deps.stripe;
-  if (!stripe || deps.signal?.aborted) return 0;
-  const claimed = [
-    ...(await claim(deps.db, Prisma.sql`r.provider_refund_id IS NULL`, STUCK_REFUND_MS, now)),
-    ...(await claim(deps.db, Prisma.sql`r.provider_refund_id IS NOT NULL`, UNSETTLED_REFUND_MS, now)),
-  ];
+  if (!stripe) return Promise.resolve(0);
   const withStripe = { ...deps, stripe };
-  let answered = 0;
-  for (const row of claimed) {
-    if (!mayGoOn(now, deps.signal)) break;
-    const refund: PendingRefund = {
-      id: row.id,
-      bookingId: row.booking_id,
-      amountCents: row.amount_cents,
-      providerRefundId: row.provider_refund_id,
-      paymentIntentId: row.payment_intent_id,
-    };
-    try {
-      // Null only for a refund Stripe never named: one it did name is listed, or refused above.
-      if (!(await settleFromProvider(withStripe, refund))) {
-        if (!keyStillProtects(row.created_at, now)) {
-          deps.logger.warn(
-            { booking_id: row.booking_id, refund_id: row.id, created_at: row.created_at },
-            'stuck booking refund: Stripe shows none and may have forgotten its key, so it is not sent again; reconcile it by hand',
-          );
-          continue;
-        }
-        await sendAgain(withStripe, refund);
-      }
-      answered += 1;
-    } catch (error) {
-      // A refund Stripe refused is failed already (its amount refundable again); the rest wait their turn again.
-      deps.logger.warn(
-        { err: error, booking_id: row.booking_id, refund_id: row.id },
-        'stuck booking refund: not settled',
-      );
-    }
-  }
-  return answered;
+  const pending = (row: Claimed): PendingRefund => ({
+    id: row.id,
+    bookingId: row.booking_id,
+    amountCents: row.amount_cents,
+    providerRefundId: row.provider_refund_id,
+    paymentIntentId: row.payment_intent_id,
+  });
+  return settleStuckRefunds(
+    {
+      name: 'booking',
+      byHand: 'reconcile it by hand',
+      claim: (which, dueMs) => claim(deps.db, which, dueMs, now),
+      settleFromProvider: async (row) => (await settleFromProvider(withStripe, pending(row))) !== null,
+      sendAgain: (row) => sendAgain(withStripe, pending(row)),
+      logFields: (row) => ({ booking_id: row.booking_id }),
+    },
+    deps,
+    now,
+  );
 }
 
 /** Claims a batch of one kind of pending booking refunds untouched for `dueMs`, least recently touched first. */
