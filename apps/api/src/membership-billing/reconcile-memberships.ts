@@ -14,7 +14,8 @@ const BATCH = 50;
  * for) not read for `reconcileSeconds`, and any not read for a day, are read again and converged
  * exactly as a notification converges them (sync-membership.ts), the newest invoice applied as a
  * fact. Each membership is locked SKIP LOCKED, so several pods share the work and record each
- * event once. Refunds that failed earlier are retried. Returns how many memberships it read (or tried to).
+ * event once. One whose read failed waits `reconcileSeconds` from the failure before it is tried
+ * again. Refunds that failed earlier are retried. Returns how many memberships it read (or tried to).
  */
 export async function reconcileMemberships(
   deps: { db: Db; config: Config; stripe: Stripe | null; logger?: Pick<Logger, 'warn'> },
@@ -29,6 +30,9 @@ export async function reconcileMemberships(
       billing: 'recurring',
       stripeSubscriptionId: { not: null },
       status: { in: ['pending_payment', 'active', 'frozen', 'past_due', 'paused_for_payment'] },
+      // A failed read backs off on a column of its own: tried at most once per reconcileSeconds,
+      // it takes one place in one batch of a run and leaves the next batches to the others.
+      AND: [{ OR: [{ reconcileFailedAt: null }, { reconcileFailedAt: { lt: waiting } }] }],
       OR: [
         { stripeSyncedAt: null },
         { stripeSyncedAt: { lt: stale } },
@@ -55,10 +59,11 @@ export async function reconcileMemberships(
       );
       if (result.done) read += 1;
     } catch (error) {
-      // One subscription the provider cannot show stops nothing else: it goes to the back of the
-      // queue and is tried again after reconcileSeconds.
+      // One subscription the provider cannot show stops nothing else: it is tried again after
+      // reconcileSeconds. Not stripe_synced_at: nothing was converged, and a notification's read
+      // taken before now must still converge the status (sync-membership.ts).
       deps.logger?.warn({ err: error, membershipId: membership.id }, 'membership reconcile failed');
-      await deps.db.membership.update({ where: { id: membership.id }, data: { stripeSyncedAt: new Date() } });
+      await deps.db.membership.update({ where: { id: membership.id }, data: { reconcileFailedAt: now } });
       read += 1;
     }
   }
