@@ -15,6 +15,8 @@ import {
   type TestApp,
   waitUntil,
 } from '@booking/test-kit';
+import { lifecycleJobs } from '../src/jobs/lifecycle-jobs';
+import type { WorkerDeps } from '../src/jobs/worker-deps';
 import { reconcileMemberships } from '../src/membership-billing/reconcile-memberships';
 
 // The reconcile job when Stripe will not show a subscription: it backs off from that membership
@@ -130,5 +132,31 @@ describe('reconcile failures', () => {
     await reconcileMemberships(t.deps, new Date(Date.now() + (RECONCILE_SECONDS + 60) * 1000));
     expect(readsOf(hidden.subscriptionId)).toBe(tried + 1);
     expect(await membershipOf(hidden.membershipId)).toMatchObject({ status: 'past_due' });
+  });
+
+  it('when a subscription keeps failing and each batch outlasts MEMBERSHIP_RECONCILE_SECONDS, then the scheduled run still ends, having read it once', async () => {
+    const m = await activeMembership();
+    await readDaysAgo(m.membershipId, 2);
+    const show = hideSubscription(m.subscriptionId);
+    try {
+      // A zero interval: every batch outlasts it, as a slow Stripe would make a batch outlast a short one.
+      const config = { ...t.deps.config, memberships: { ...t.deps.config.memberships, reconcileSeconds: 0 } };
+      const job = lifecycleJobs({ ...t.deps, config } as unknown as WorkerDeps).find(
+        (j) => j.name === 'reconcile-memberships',
+      )!;
+      const before = readsOf(m.subscriptionId);
+      const stop = new AbortController();
+      const timer = setTimeout(() => stop.abort(), 10_000);
+      try {
+        await job.handler({ signal: stop.signal } as Parameters<typeof job.handler>[0]);
+      } finally {
+        clearTimeout(timer);
+      }
+      expect(stop.signal.aborted).toBe(false);
+      // Only the Stripe SDK's own retries of the one read.
+      expect(readsOf(m.subscriptionId) - before).toBeLessThanOrEqual(3);
+    } finally {
+      show();
+    }
   });
 });

@@ -83,7 +83,12 @@ export function lifecycleJobs(deps: WorkerDeps): ScheduledJob[] {
     {
       name: 'reconcile-memberships',
       schedule: { every: deps.config.memberships.reconcileSeconds * 1000 },
-      handler: ({ signal }) => untilDone(signal, 'read', () => reconcileMemberships(deps)),
+      handler: ({ signal }) => {
+        // One clock for the whole run: a membership read (or failed) in one batch is not due
+        // again in the next, so a run ends however long Stripe takes to answer or fail.
+        const startedAt = new Date();
+        return untilDone(signal, 'read', () => reconcileMemberships(deps, startedAt));
+      },
     },
   ];
 }
