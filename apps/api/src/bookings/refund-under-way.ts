@@ -6,8 +6,10 @@ import { Prisma, type Tx } from '@booking/db';
  * refund" while money is on its way back. Its refund's outcome ends it instead (refunded, or
  * cancelled when it failed). A refund still only due (Stripe refused every try) is waited for
  * while Stripe redelivers the payment, three days; after that the booking can be cancelled like
- * an unpaid one rather than stay held for good, and the payment stays due for its next try. `b`
- * is the booking.
+ * an unpaid one rather than stay held for good, and the payment stays due for its next try. A
+ * mismatched payment's refund (it did not cover the booking) counts too: that booking keeps its
+ * hold and stays payable, but is not cancelled while money is on its way back either. `b` is the
+ * booking.
  */
 export const REFUND_UNDER_WAY = Prisma.sql`(
   EXISTS (SELECT 1 FROM payments p

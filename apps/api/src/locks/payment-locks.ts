@@ -10,6 +10,8 @@ export interface LockedPayment {
   providerReference: string | null;
   /** Could not be kept: refunded automatically (see handle-payment-succeeded). */
   refundDue: boolean;
+  /** Did not cover what its booking owed: it never paid for the booking (payment-covers-booking). */
+  mismatched: boolean;
 }
 
 interface PaymentRow {
@@ -20,6 +22,7 @@ interface PaymentRow {
   refunded_cents: number;
   provider_reference: string | null;
   refund_due: boolean;
+  mismatched: boolean;
 }
 
 const paymentOf = (row: PaymentRow): LockedPayment => ({
@@ -30,26 +33,36 @@ const paymentOf = (row: PaymentRow): LockedPayment => ({
   refundedCents: row.refunded_cents,
   providerReference: row.provider_reference,
   refundDue: row.refund_due,
+  mismatched: row.mismatched,
 });
 
-/** Locks a booking's succeeded payments (all methods), in id order. */
+/**
+ * Locks a booking's succeeded payments (all methods) that paid for it, in id order: a mismatched
+ * card payment never did, and its money is not the booking's to reissue.
+ */
 export async function lockSucceededPayments(tx: Tx, bookingId: string): Promise<LockedPayment[]> {
   claimLock(tx, 'payment');
   const rows = await tx.$queryRaw<PaymentRow[]>`
-    SELECT id, method::text AS method, status::text AS status, amount_cents, refunded_cents, provider_reference, refund_due
-    FROM payments WHERE booking_id = ${bookingId}::uuid AND status = 'succeeded'
+    SELECT id, method::text AS method, status::text AS status, amount_cents, refunded_cents, provider_reference,
+           refund_due, mismatched
+    FROM payments WHERE booking_id = ${bookingId}::uuid AND status = 'succeeded' AND NOT mismatched
     ORDER BY id FOR UPDATE`;
   return rows.map(paymentOf);
 }
 
-/** Locks the booking's card payment made through the provider (its first, if several). */
+/**
+ * Locks the booking's card payment made through the provider: the first that paid for it. A
+ * mismatched one only when there is no other: an operator then refunds it by hand, after its
+ * automatic refund failed.
+ */
 export async function lockCardPayment(tx: Tx, bookingId: string): Promise<LockedPayment | undefined> {
   claimLock(tx, 'payment');
   const [row] = await tx.$queryRaw<PaymentRow[]>`
-    SELECT id, method::text AS method, status::text AS status, amount_cents, refunded_cents, provider_reference, refund_due
+    SELECT id, method::text AS method, status::text AS status, amount_cents, refunded_cents, provider_reference,
+           refund_due, mismatched
     FROM payments
     WHERE booking_id = ${bookingId}::uuid AND method = 'card' AND provider_reference IS NOT NULL
-    ORDER BY created_at LIMIT 1 FOR UPDATE`;
+    ORDER BY mismatched, created_at LIMIT 1 FOR UPDATE`;
   return row && paymentOf(row);
 }
 
@@ -57,7 +70,8 @@ export async function lockCardPayment(tx: Tx, bookingId: string): Promise<Locked
 export async function lockPaymentByReference(tx: Tx, providerReference: string): Promise<LockedPayment | undefined> {
   claimLock(tx, 'payment');
   const [row] = await tx.$queryRaw<PaymentRow[]>`
-    SELECT id, method::text AS method, status::text AS status, amount_cents, refunded_cents, provider_reference, refund_due
+    SELECT id, method::text AS method, status::text AS status, amount_cents, refunded_cents, provider_reference,
+           refund_due, mismatched
     FROM payments WHERE provider_reference = ${providerReference} FOR UPDATE`;
   return row && paymentOf(row);
 }

@@ -6,6 +6,7 @@ import { confirmBooking } from '../bookings/confirm-booking';
 import { lockSlotAndReserveSeats } from '../bookings/lock-slot';
 import type { HoldStore } from '../holds/hold-store';
 import { ANY_TENANT, findBookingForUpdate, type LockedBooking } from '../locks';
+import { coversBooking, PAYMENT_AMOUNT_MISMATCH } from './payment-covers-booking';
 import { refundForReview } from './refund-for-review';
 
 type Deps = { db: Db; holds: HoldStore; stripe: Stripe; logger?: Logger };
@@ -23,12 +24,18 @@ type Outcome =
  * the commit; if it fails we answer 500, the provider delivers again, and the redelivery retries
  * the refund (payments.refund_due marks it until the provider's answer is recorded; a second full
  * refund is refused by the provider).
+ *
+ * A payment that does not cover what a held booking owes (less, or another currency: an intent
+ * made in Stripe's dashboard, say) confirms nothing either. It is recorded `mismatched` and
+ * refunded the same way, but its refund leaves the booking alone (automatic-refund.ts): the
+ * booking stays held with its hold, so the customer can still pay the right amount before it
+ * expires. More than owed confirms (coversBooking).
  */
 export async function handlePaymentSucceeded(deps: Deps, eventId: string, intent: Stripe.PaymentIntent): Promise<void> {
   const bookingId = intent.metadata?.booking_id;
   // Another system's intent on the account may name its own bookings: not ids of ours.
   if (!bookingId || !isUuid(bookingId)) return;
-  const paidCents = intent.amount_received || intent.amount;
+  const paid = { amountCents: intent.amount_received || intent.amount, currency: intent.currency.toUpperCase() };
 
   const outcome = await deps.db.$transaction(async (tx): Promise<Outcome> => {
     const first = await tx.$executeRaw`
@@ -44,8 +51,12 @@ export async function handlePaymentSucceeded(deps: Deps, eventId: string, intent
       const refundPending = payment?.status === 'succeeded' && payment.refundDue;
       return refundPending ? { kind: 'refund', bookingId } : { kind: 'ignored' };
     }
+    const payable = bookingAllows(booking.status, 'pay');
+    // Checked before the seats: a payment that cannot pay for the booking reserves nothing.
+    const mismatched = payable && !coversBooking(paid, booking);
     const fits =
-      bookingAllows(booking.status, 'pay') &&
+      payable &&
+      !mismatched &&
       (await lockSlotAndReserveSeats(tx, deps.holds, {
         tenantId: booking.tenantId,
         slotId: booking.slotId,
@@ -58,14 +69,20 @@ export async function handlePaymentSucceeded(deps: Deps, eventId: string, intent
         bookingId,
         method: 'card',
         providerReference: intent.id,
-        amountCents: paidCents,
-        currency: booking.currency,
+        amountCents: paid.amountCents,
+        // What was paid, as paid: a mismatched payment's currency may not be the booking's.
+        currency: paid.currency,
         status: 'succeeded',
         refundDue: !fits,
+        mismatched,
       },
     });
     if (!fits) {
-      const reason = booking.status === 'held' ? 'seats_unavailable_at_payment' : `paid_while_${booking.status}`;
+      const reason = mismatched
+        ? PAYMENT_AMOUNT_MISMATCH
+        : booking.status === 'held'
+          ? 'seats_unavailable_at_payment'
+          : `paid_while_${booking.status}`;
       await tx.booking.update({ where: { id: bookingId }, data: { reviewReason: reason } });
       return { kind: 'refund', bookingId };
     }
@@ -74,7 +91,7 @@ export async function handlePaymentSucceeded(deps: Deps, eventId: string, intent
       deps.holds,
       booking,
       { id: booking.holdId, seats: booking.guestCount },
-      { method: 'card', netPaidCents: paidCents + booking.giftCardAppliedCents },
+      { method: 'card', netPaidCents: paid.amountCents + booking.giftCardAppliedCents },
     );
     return { kind: 'confirmed', booking };
   });

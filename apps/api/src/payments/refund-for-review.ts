@@ -9,8 +9,9 @@ type Deps = { db: Db; holds: HoldStore; stripe: Stripe; logger?: Logger };
 
 /**
  * Gives back a card payment that could not buy its seats (or arrived for a booking that was no
- * longer payable): asks the provider to refund it in full, then records its answer as the
- * payment's `automatic` refund (recordAutomaticRefund, which also settles the booking and clears
+ * longer payable, or did not cover what the booking owed): asks the provider to refund it in
+ * full, then records its answer as the payment's `automatic` refund (recordAutomaticRefund, which
+ * also settles the booking, except for a mismatched payment, which never paid for it, and clears
  * the payment's refund_due).
  *
  * A retry after a crash or a failed call never refunds twice: the provider refuses a second full

@@ -15,17 +15,24 @@ export const AUTOMATIC_REFUND_FAILED = 'automatic_refund_failed';
  * money is back: refund-bookkeeping). A booking still `held` (its refund was pending, or this is
  * the first answer) becomes `cancelled`: it cannot be confirmed any more and no money went back,
  * which is what booking.cancelled says. A cancelled booking (cancelled before the payment landed)
- * stays cancelled, and one confirmed by other money (cash) keeps its status and seats. The caller
- * holds the booking lock. Logged here, so a rolled-back attempt may log twice.
+ * stays cancelled, and one confirmed by other money (cash) keeps its status and seats. A
+ * mismatched payment (it did not cover what the booking owed) never paid for the booking: a held
+ * booking stays held and payable, only flagged. The caller holds the booking lock. Logged here, so
+ * a rolled-back attempt may log twice.
  */
 export async function bookFailedAutomaticRefund(
   tx: Tx,
   booking: LockedBooking,
-  refund: { id: string; amountCents: number },
+  refund: { id: string; amountCents: number; paymentId: string },
   logger?: Logger,
 ): Promise<HoldRelease | null> {
   await flagBooking(tx, booking, refund, logger);
-  return booking.status === 'held' ? cancelHeldBooking(tx, booking, AUTOMATIC_REFUND_FAILED) : null;
+  if (booking.status !== 'held') return null;
+  const { mismatched } = await tx.payment.findUniqueOrThrow({
+    where: { id: refund.paymentId },
+    select: { mismatched: true },
+  });
+  return mismatched ? null : cancelHeldBooking(tx, booking, AUTOMATIC_REFUND_FAILED);
 }
 
 /**

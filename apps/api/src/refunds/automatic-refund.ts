@@ -37,6 +37,10 @@ export type AutomaticRecording =
  * cancelling it would send booking.cancelled, which says no money goes back. A cancelled booking
  * stays cancelled until then, and one confirmed by other money (cash) stays confirmed with its
  * seats.
+ *
+ * A mismatched payment (it did not cover what its held booking owed) never paid for the booking:
+ * its refund, whatever its outcome, leaves the booking's status and hold alone, so a held one
+ * stays payable (bookSucceededRefund and bookFailedAutomaticRefund check the payment).
  */
 export async function recordAutomaticRefund(
   tx: Tx,
@@ -84,8 +88,9 @@ export async function recordAutomaticRefund(
     // bookSucceededRefund drops a hold only for a held booking it made refunded.
     if (release || booking.status !== 'held') return { kind: 'recorded', release };
   }
-  // Pending, or succeeded while another late payment's money is still on its way back.
-  const release = booking.status === 'held' ? await awaitRefund(tx, booking) : null;
+  // Pending, or succeeded while another late payment's money is still on its way back. A held
+  // booking a mismatched payment did not pay for waits for nothing: it keeps its hold.
+  const release = booking.status === 'held' && !payment.mismatched ? await awaitRefund(tx, booking) : null;
   return { kind: 'recorded', release };
 }
 

@@ -86,7 +86,10 @@ export async function settleRefund(
  * becomes refunded, its seats go back and booking.refunded is recorded. Automatic refunds
  * (automatic-refund.ts) follow the same rule: a booking left with no paying money by them
  * becomes refunded once their money went back, not before. The review_reason waiting for that
- * money (payment_refund_pending, automatic_refund_failed) is cleared once it is back.
+ * money (payment_refund_pending, automatic_refund_failed) is cleared once it is back. A
+ * mismatched payment (it did not cover what its held booking owed) never paid for the booking:
+ * its refund changes nothing about the booking's status or seats, and it counts neither as the
+ * booking's card money nor in the booking's refunded total.
  */
 export async function bookSucceededRefund(
   tx: Tx,
@@ -105,7 +108,7 @@ export async function bookSucceededRefund(
   const payment = await tx.payment.findUniqueOrThrow({ where: { id: refund.paymentId } });
   const cardPayments = await tx.payment.findMany({
     where: { bookingId: booking.id, method: 'card', providerReference: { not: null } },
-    select: { id: true, amountCents: true, status: true },
+    select: { id: true, amountCents: true, status: true, mismatched: true },
   });
   const succeeded = await tx.refund.groupBy({
     by: ['paymentId'],
@@ -114,7 +117,8 @@ export async function bookSucceededRefund(
   });
   const succeededOf = (paymentId: string) =>
     succeeded.find((row) => row.paymentId === paymentId)?._sum.amountCents ?? 0;
-  const refundTotalCents = succeeded.reduce((sum, row) => sum + (row._sum.amountCents ?? 0), 0);
+  const payingCardPayments = cardPayments.filter((p) => !p.mismatched);
+  const refundTotalCents = payingCardPayments.reduce((sum, p) => sum + succeededOf(p.id), 0);
   // Automatic refunds made before they were recorded as refunds left only the payment `refunded`.
   const fullyRefunded = (p: { id: string; amountCents: number; status: string }) =>
     p.status === 'refunded' || succeededOf(p.id) >= p.amountCents;
@@ -136,7 +140,9 @@ export async function bookSucceededRefund(
 
   let release: HoldRelease | null = null;
   let becameRefunded = false;
-  if (refund.keepBookingActive) {
+  if (payment.mismatched) {
+    // Its money going back leaves the booking as it was: held and payable, or paid since.
+  } else if (refund.keepBookingActive) {
     await recordEvent(tx, {
       tenantId: booking.tenantId,
       name: 'refund.partial_no_cancel',
@@ -160,7 +166,7 @@ export async function bookSucceededRefund(
     await tx.booking.update({ where: { id: booking.id }, data: { reviewReason: REFUNDED_AFTER_REISSUE } });
   } else if (
     booking.status !== 'refunded' &&
-    cardPayments.every(fullyRefunded) &&
+    payingCardPayments.every(fullyRefunded) &&
     !(await paidOtherwise(tx, booking))
   ) {
     becameRefunded = true;
