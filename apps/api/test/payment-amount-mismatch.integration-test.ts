@@ -240,6 +240,60 @@ describe('a card payment that does not cover what its held booking owes', () => 
     expect(await eventNames(booked.booking_id)).toEqual(['booking.created', 'refund.created']);
   });
 
+  it('when a short payment whose refund failed is followed by the right one, then an operator refund gives back the short one: the booking stays confirmed and its flag clears', async () => {
+    const booked = await heldBooking();
+    const owed = await owedCents(booked.booking_id);
+    const short = await paidOutside(booked.booking_id, owed - 100, 'usd');
+    fake.answerNextRefunds('failed');
+    expect((await deliver(short.paid)).status).toBe(200);
+    const right = await payTheRightAmount(booked);
+    // The flag telling an operator that money is still to give back outlives the confirmation.
+    expect(await bookingRow(booked.booking_id)).toMatchObject({
+      status: 'confirmed',
+      reviewReason: 'automatic_refund_failed',
+    });
+
+    const refunded = await request(t.app)
+      .post('/api/payments/refunds')
+      .set('Authorization', bearer(demo.api_keys.manager))
+      .send({ booking_id: booked.booking_id });
+
+    expect(refunded.status).toBe(201);
+    expect(refunded.body).toMatchObject({
+      status: 'succeeded',
+      payment_intent_id: short.intent.id,
+      amount_cents: owed - 100,
+      booking_status: 'confirmed',
+      // The booking's own money is all still paid: nothing of it was given back.
+      refunded_total_cents: 0,
+    });
+    expect(await bookingRow(booked.booking_id)).toMatchObject({ status: 'confirmed', reviewReason: null });
+    expect(await paymentOf(short.intent.id)).toMatchObject({ status: 'refunded', refundedCents: owed - 100 });
+    expect(await paymentOf(right.id)).toMatchObject({ status: 'succeeded', refundedCents: 0 });
+    expect(await eventNames(booked.booking_id)).not.toContain('booking.refunded');
+  });
+
+  it('when a short payment was refunded, then the held booking can still be paid in cash at the till', async () => {
+    const booked = await heldBooking();
+    const owed = await owedCents(booked.booking_id);
+    const short = await paidOutside(booked.booking_id, owed - 100, 'usd');
+    expect((await deliver(short.paid)).status).toBe(200);
+    expect(await paymentOf(short.intent.id)).toMatchObject({ status: 'refunded' });
+    const shift = await request(t.app)
+      .post('/api/pos/shifts/open')
+      .set('Authorization', bearer(demo.api_keys.staff))
+      .send({ starting_cash_cents: 0 });
+    expect(shift.status).toBe(201);
+
+    const cash = await request(t.app)
+      .post(`/api/pos/shifts/${shift.body.shift_id}/cash-payments`)
+      .set('Authorization', bearer(demo.api_keys.staff))
+      .send({ booking_id: booked.booking_id, amount_cents: owed });
+
+    expect(cash.status).toBe(200);
+    expect((await bookingRow(booked.booking_id)).status).toBe('confirmed');
+  });
+
   it('when intents made outside our API pay too little and then exactly what is owed, or more, then the one that covers it confirms the booking', async () => {
     const exact = await heldBooking();
     const more = await heldBooking();

@@ -51,9 +51,10 @@ export async function lockSucceededPayments(tx: Tx, bookingId: string): Promise<
 }
 
 /**
- * Locks the booking's card payment made through the provider: the first that paid for it. A
- * mismatched one only when there is no other: an operator then refunds it by hand, after its
- * automatic refund failed.
+ * Locks the booking's card payment made through the provider that a refund gives back from. First
+ * a mismatched one whose money is still here (its automatic refund failed, and the booking is
+ * flagged for an operator to refund it: that is the money the flag asks for); then the first that
+ * paid for the booking; a mismatched one given back already last.
  */
 export async function lockCardPayment(tx: Tx, bookingId: string): Promise<LockedPayment | undefined> {
   claimLock(tx, 'payment');
@@ -62,7 +63,9 @@ export async function lockCardPayment(tx: Tx, bookingId: string): Promise<Locked
            refund_due, mismatched
     FROM payments
     WHERE booking_id = ${bookingId}::uuid AND method = 'card' AND provider_reference IS NOT NULL
-    ORDER BY mismatched, created_at LIMIT 1 FOR UPDATE`;
+    ORDER BY (mismatched AND NOT refund_due AND status = 'succeeded' AND refunded_cents < amount_cents) DESC,
+             mismatched, created_at
+    LIMIT 1 FOR UPDATE`;
   return row && paymentOf(row);
 }
 

@@ -7,6 +7,7 @@ import { lockSlotAndReserveSeats } from '../bookings/lock-slot';
 import type { HoldStore } from '../holds/hold-store';
 import { ANY_TENANT, findBookingForUpdate, type LockedBooking } from '../locks';
 import { coversBooking, PAYMENT_AMOUNT_MISMATCH } from './payment-covers-booking';
+import { AUTOMATIC_REFUND_FAILED } from '../refunds/automatic-refund-failed';
 import { refundForReview } from './refund-for-review';
 
 type Deps = { db: Db; holds: HoldStore; stripe: Stripe; logger?: Logger };
@@ -83,7 +84,11 @@ export async function handlePaymentSucceeded(deps: Deps, eventId: string, intent
         : booking.status === 'held'
           ? 'seats_unavailable_at_payment'
           : `paid_while_${booking.status}`;
-      await tx.booking.update({ where: { id: bookingId }, data: { reviewReason: reason } });
+      // A flag that an automatic refund failed stays until that money is back (refund-bookkeeping):
+      // it is the one telling an operator that money is still to give back.
+      if (booking.reviewReason !== AUTOMATIC_REFUND_FAILED) {
+        await tx.booking.update({ where: { id: bookingId }, data: { reviewReason: reason } });
+      }
       return { kind: 'refund', bookingId };
     }
     await confirmBooking(

@@ -3,6 +3,7 @@ import { AppError, assertBookingAllows } from '@booking/domain';
 import { confirmBooking } from '../bookings/confirm-booking';
 import { lockSlotAndReserveSeats } from '../bookings/lock-slot';
 import type { HoldStore } from '../holds/hold-store';
+import { PAYMENT_AMOUNT_MISMATCH } from '../payments/payment-covers-booking';
 import { lockBooking, lockOpenShift } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
 import type { CashPaymentRequest, CashPaymentResponse } from './pos-schemas';
@@ -24,8 +25,9 @@ export async function recordCashPayment(
     const booking = await lockBooking(tx, request.booking_id, { tenantId: operator.tenantId });
     assertBookingAllows(booking.status, 'pay');
     // A card payment for it arrived too late and is being refunded: taking cash too would need
-    // the same review.
-    if (booking.reviewReason)
+    // the same review. One that did not cover what the booking owes paid for nothing: the booking
+    // is still to be paid, in cash as well.
+    if (booking.reviewReason && booking.reviewReason !== PAYMENT_AMOUNT_MISMATCH)
       throw new AppError('booking_not_payable', 'a card payment of this booking is under review');
     const dueCents = booking.totalCents - booking.giftCardAppliedCents;
     if (request.amount_cents !== dueCents) {

@@ -202,7 +202,8 @@ export async function refundView(db: Db, refundId: string): Promise<RefundRespon
     include: { payment: true, booking: { select: { status: true } } },
   });
   const total = await db.refund.aggregate({
-    where: { bookingId: refund.bookingId, status: 'succeeded' },
+    // As booking.refunded and refund.partial_no_cancel count it: a mismatched payment never paid for the booking.
+    where: { bookingId: refund.bookingId, status: 'succeeded', payment: { mismatched: false } },
     _sum: { amountCents: true },
   });
   const { payment } = refund;

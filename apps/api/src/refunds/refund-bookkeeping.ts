@@ -195,11 +195,12 @@ export async function bookSucceededRefund(
   // automatic refund, when the booking becomes refunded; an automatic refund that failed, when its
   // payment's money is back (an operator's refund, or one made in the dashboard). A reissued
   // booking was flagged just above.
+  // A mismatched payment's failed refund is not repaid by the booking's own money going back.
+  const failedRepaid = () => failedAutomaticRefundsRepaid(tx, booking.id, cardPayments.filter(fullyRefunded));
   const flagResolved = becameRefunded
-    ? booking.reviewReason === PAYMENT_REFUND_PENDING || booking.reviewReason === AUTOMATIC_REFUND_FAILED
-    : booking.reviewReason === AUTOMATIC_REFUND_FAILED &&
-      booking.reissuedGiftCardId === null &&
-      (await failedAutomaticRefundsRepaid(tx, booking.id, cardPayments.filter(fullyRefunded)));
+    ? booking.reviewReason === PAYMENT_REFUND_PENDING ||
+      (booking.reviewReason === AUTOMATIC_REFUND_FAILED && (await failedRepaid()))
+    : booking.reviewReason === AUTOMATIC_REFUND_FAILED && booking.reissuedGiftCardId === null && (await failedRepaid());
   if (flagResolved) await tx.booking.update({ where: { id: booking.id }, data: { reviewReason: null } });
 
   const paymentDone = fullyRefunded({ ...payment, status: payment.status });
