@@ -2,13 +2,18 @@ import request from 'supertest';
 import type { DemoTenant } from '@booking/db';
 import {
   bearer,
+  clientIp,
   createBooking,
   createTestApp,
   type CreatedBooking,
   deliverStripeEvent,
+  type FakeRefund,
   type FakeStripe,
+  holdExpired,
   kayak,
+  placeHold,
   seedTenant,
+  signedChargeRefundedEvent,
   signedPaymentSucceededEvent,
   signedRefundEvent,
   startFakeStripe,
@@ -28,15 +33,19 @@ import {
 describe('a card payment that does not cover what its held booking owes', () => {
   let fake: FakeStripe;
   let t: TestApp;
+  /** Holds of a second: a booking made through it can be paid after its hold ran out. */
+  let shortHolds: TestApp;
   let demo: DemoTenant;
 
   beforeAll(async () => {
     fake = await startFakeStripe();
     t = createTestApp(stripeEnv(fake.url));
+    shortHolds = createTestApp({ ...stripeEnv(fake.url), HOLD_TTL_SECONDS: '1' });
     demo = await seedTenant(t.deps);
   });
   afterAll(async () => {
     await t?.close();
+    await shortHolds?.close();
     await stopFakeStripe(fake);
   });
 
@@ -83,6 +92,23 @@ describe('a card payment that does not cover what its held booking owes', () => 
     const intent = fake.succeed((pi.body.client_secret as string).split('_secret_')[0]!);
     expect((await deliver(signedPaymentSucceededEvent(intent, { secret: TEST_WEBHOOK_SECRET }))).status).toBe(200);
     return intent;
+  }
+
+  /** Pays `amountCents` for the booking in cash at the till (one shift, opened at the first payment). */
+  let shiftId: string | undefined;
+  async function payCash(bookingId: string, amountCents: number) {
+    if (!shiftId) {
+      const shift = await request(t.app)
+        .post('/api/pos/shifts/open')
+        .set('Authorization', bearer(demo.api_keys.staff))
+        .send({ starting_cash_cents: 0 });
+      expect(shift.status).toBe(201);
+      shiftId = shift.body.shift_id as string;
+    }
+    return request(t.app)
+      .post(`/api/pos/shifts/${shiftId}/cash-payments`)
+      .set('Authorization', bearer(demo.api_keys.staff))
+      .send({ booking_id: bookingId, amount_cents: amountCents });
   }
 
   it('when an intent for less than owed succeeds, then the payment is recorded and refunded once, the held booking keeps its hold and gift card part, and the right payment then confirms it', async () => {
@@ -240,7 +266,7 @@ describe('a card payment that does not cover what its held booking owes', () => 
     expect(await eventNames(booked.booking_id)).toEqual(['booking.created', 'refund.created']);
   });
 
-  it('when a short payment whose refund failed is followed by the right one, then an operator refund gives back the short one: the booking stays confirmed and its flag clears', async () => {
+  it('when a short payment whose refund failed is followed by the right one, then an operator refund of the booking gives back the right one and the flag stays until the short one is given back in the dashboard', async () => {
     const booked = await heldBooking();
     const owed = await owedCents(booked.booking_id);
     const short = await paidOutside(booked.booking_id, owed - 100, 'usd');
@@ -258,19 +284,83 @@ describe('a card payment that does not cover what its held booking owes', () => 
       .set('Authorization', bearer(demo.api_keys.manager))
       .send({ booking_id: booked.booking_id });
 
+    // The booking's refund is of the money that paid for it; the short payment's is still kept.
     expect(refunded.status).toBe(201);
     expect(refunded.body).toMatchObject({
       status: 'succeeded',
-      payment_intent_id: short.intent.id,
-      amount_cents: owed - 100,
-      booking_status: 'confirmed',
-      // The booking's own money is all still paid: nothing of it was given back.
-      refunded_total_cents: 0,
+      payment_intent_id: right.id,
+      amount_cents: owed,
+      booking_status: 'refunded',
+      refunded_total_cents: owed,
     });
-    expect(await bookingRow(booked.booking_id)).toMatchObject({ status: 'confirmed', reviewReason: null });
+    expect(await bookingRow(booked.booking_id)).toMatchObject({
+      status: 'refunded',
+      reviewReason: 'automatic_refund_failed',
+    });
+    expect(await paymentOf(short.intent.id)).toMatchObject({ status: 'succeeded', refundedCents: 0 });
+
+    // The operator gives the short payment back in Stripe's dashboard: recorded, and the flag clears.
+    const failedRefunds = await t.deps.stripe!.refunds.list({ payment_intent: short.intent.id });
+    const dashboard = await t.deps.stripe!.refunds.create({ payment_intent: short.intent.id });
+    const notified = await deliver(
+      signedChargeRefundedEvent(short.intent, [dashboard as FakeRefund, ...(failedRefunds.data as FakeRefund[])], {
+        secret: TEST_WEBHOOK_SECRET,
+      }),
+    );
+    expect(notified.status).toBe(200);
     expect(await paymentOf(short.intent.id)).toMatchObject({ status: 'refunded', refundedCents: owed - 100 });
-    expect(await paymentOf(right.id)).toMatchObject({ status: 'succeeded', refundedCents: 0 });
-    expect(await eventNames(booked.booking_id)).not.toContain('booking.refunded');
+    expect(await bookingRow(booked.booking_id)).toMatchObject({ status: 'refunded', reviewReason: null });
+  });
+
+  it("when a short payment's refund failed, then the held booking can still be paid in cash, and the flag stays until that money is back", async () => {
+    const booked = await heldBooking();
+    const owed = await owedCents(booked.booking_id);
+    const short = await paidOutside(booked.booking_id, owed - 100, 'usd');
+    fake.answerNextRefunds('failed');
+    expect((await deliver(short.paid)).status).toBe(200);
+    expect((await bookingRow(booked.booking_id)).reviewReason).toBe('automatic_refund_failed');
+
+    const cash = await payCash(booked.booking_id, owed);
+
+    expect(cash.status).toBe(200);
+    expect(await bookingRow(booked.booking_id)).toMatchObject({
+      status: 'confirmed',
+      reviewReason: 'automatic_refund_failed',
+    });
+  });
+
+  it("when a short payment's refund failed and the right payment then comes too late for the seats, then the flag stays automatic_refund_failed through that refund until the short one is back", async () => {
+    const tenant = await seedTenant(t.deps);
+    const { experience, slot } = kayak(tenant);
+    const booked = await createBooking(shortHolds, tenant, { experience, slotId: slot.id, guests: 2 });
+    const owed = await owedCents(booked.booking_id);
+    const short = await paidOutside(booked.booking_id, owed - 100, 'usd');
+    fake.answerNextRefunds('failed');
+    expect((await deliver(short.paid)).status).toBe(200);
+    expect((await bookingRow(booked.booking_id)).reviewReason).toBe('automatic_refund_failed');
+    // The hold runs out and the slot sells out; the customer then pays the right amount.
+    const { holdExpiresAt } = await bookingRow(booked.booking_id);
+    await holdExpired(t, holdExpiresAt.getTime());
+    await placeHold(t, clientIp(), experience, slot.id, 12);
+    await placeHold(t, clientIp(), experience, slot.id, 12);
+    const late = await paidOutside(booked.booking_id, owed, 'usd');
+    fake.answerNextRefunds('pending');
+
+    expect((await deliver(late.paid)).status).toBe(200);
+
+    // The late payment's refund is under way, but the short one's money is still kept.
+    expect(await bookingRow(booked.booking_id)).toMatchObject({
+      status: 'held',
+      reviewReason: 'automatic_refund_failed',
+    });
+    const [pending] = (await t.deps.stripe!.refunds.list({ payment_intent: late.intent.id })).data;
+    const succeeded = { ...(pending as FakeRefund), status: 'succeeded' } as FakeRefund;
+    expect((await deliver(signedRefundEvent(succeeded, { secret: TEST_WEBHOOK_SECRET }))).status).toBe(200);
+    expect(await bookingRow(booked.booking_id)).toMatchObject({
+      status: 'refunded',
+      reviewReason: 'automatic_refund_failed',
+    });
+    expect(await paymentOf(short.intent.id)).toMatchObject({ status: 'succeeded', refundedCents: 0 });
   });
 
   it('when a short payment was refunded, then the held booking can still be paid in cash at the till', async () => {
@@ -279,16 +369,7 @@ describe('a card payment that does not cover what its held booking owes', () => 
     const short = await paidOutside(booked.booking_id, owed - 100, 'usd');
     expect((await deliver(short.paid)).status).toBe(200);
     expect(await paymentOf(short.intent.id)).toMatchObject({ status: 'refunded' });
-    const shift = await request(t.app)
-      .post('/api/pos/shifts/open')
-      .set('Authorization', bearer(demo.api_keys.staff))
-      .send({ starting_cash_cents: 0 });
-    expect(shift.status).toBe(201);
-
-    const cash = await request(t.app)
-      .post(`/api/pos/shifts/${shift.body.shift_id}/cash-payments`)
-      .set('Authorization', bearer(demo.api_keys.staff))
-      .send({ booking_id: booked.booking_id, amount_cents: owed });
+    const cash = await payCash(booked.booking_id, owed);
 
     expect(cash.status).toBe(200);
     expect((await bookingRow(booked.booking_id)).status).toBe('confirmed');

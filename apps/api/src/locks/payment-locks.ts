@@ -51,10 +51,11 @@ export async function lockSucceededPayments(tx: Tx, bookingId: string): Promise<
 }
 
 /**
- * Locks the booking's card payment made through the provider that a refund gives back from. First
- * a mismatched one whose money is still here (its automatic refund failed, and the booking is
- * flagged for an operator to refund it: that is the money the flag asks for); then the first that
- * paid for the booking; a mismatched one given back already last.
+ * Locks the booking's card payment made through the provider that a refund gives back from: the
+ * first that paid for it. A mismatched one only when there is no other: with another, its money
+ * (its automatic refund failed) is given back in Stripe's dashboard, whose notification is
+ * recorded against it; a refund asked of the booking never turns into one of a payment in
+ * another currency or of another amount.
  */
 export async function lockCardPayment(tx: Tx, bookingId: string): Promise<LockedPayment | undefined> {
   claimLock(tx, 'payment');
@@ -63,9 +64,7 @@ export async function lockCardPayment(tx: Tx, bookingId: string): Promise<Locked
            refund_due, mismatched
     FROM payments
     WHERE booking_id = ${bookingId}::uuid AND method = 'card' AND provider_reference IS NOT NULL
-    ORDER BY (mismatched AND NOT refund_due AND status = 'succeeded' AND refunded_cents < amount_cents) DESC,
-             mismatched, created_at
-    LIMIT 1 FOR UPDATE`;
+    ORDER BY mismatched, created_at LIMIT 1 FOR UPDATE`;
   return row && paymentOf(row);
 }
 

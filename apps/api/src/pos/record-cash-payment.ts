@@ -1,9 +1,10 @@
-import type { Db } from '@booking/db';
+import type { Db, Tx } from '@booking/db';
 import { AppError, assertBookingAllows } from '@booking/domain';
 import { confirmBooking } from '../bookings/confirm-booking';
 import { lockSlotAndReserveSeats } from '../bookings/lock-slot';
 import type { HoldStore } from '../holds/hold-store';
 import { PAYMENT_AMOUNT_MISMATCH } from '../payments/payment-covers-booking';
+import { AUTOMATIC_REFUND_FAILED } from '../refunds/automatic-refund-failed';
 import { lockBooking, lockOpenShift } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
 import type { CashPaymentRequest, CashPaymentResponse } from './pos-schemas';
@@ -25,9 +26,9 @@ export async function recordCashPayment(
     const booking = await lockBooking(tx, request.booking_id, { tenantId: operator.tenantId });
     assertBookingAllows(booking.status, 'pay');
     // A card payment for it arrived too late and is being refunded: taking cash too would need
-    // the same review. One that did not cover what the booking owes paid for nothing: the booking
-    // is still to be paid, in cash as well.
-    if (booking.reviewReason && booking.reviewReason !== PAYMENT_AMOUNT_MISMATCH)
+    // the same review. One that did not cover what the booking owes paid for nothing, whatever
+    // became of its refund: the booking is still to be paid, in cash as well.
+    if (booking.reviewReason && !(await onlyMismatchedUnderReview(tx, booking.id, booking.reviewReason)))
       throw new AppError('booking_not_payable', 'a card payment of this booking is under review');
     const dueCents = booking.totalCents - booking.giftCardAppliedCents;
     if (request.amount_cents !== dueCents) {
@@ -69,4 +70,18 @@ export async function recordCashPayment(
       currency: booking.currency,
     };
   });
+}
+
+/**
+ * Whether the booking's flag is only about mismatched payments: the mismatch itself, or an
+ * automatic refund that failed when every failed automatic refund of the booking is a mismatched
+ * payment's.
+ */
+async function onlyMismatchedUnderReview(tx: Tx, bookingId: string, reviewReason: string): Promise<boolean> {
+  if (reviewReason === PAYMENT_AMOUNT_MISMATCH) return true;
+  if (reviewReason !== AUTOMATIC_REFUND_FAILED) return false;
+  const others = await tx.refund.count({
+    where: { bookingId, automatic: true, status: 'failed', payment: { mismatched: false } },
+  });
+  return others === 0;
 }

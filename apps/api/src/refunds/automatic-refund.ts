@@ -1,7 +1,7 @@
 import type { Tx } from '@booking/db';
 import type Stripe from 'stripe';
 import { ANY_TENANT, lockBooking, lockPaymentByReference, type LockedBooking } from '../locks';
-import { bookFailedAutomaticRefund } from './automatic-refund-failed';
+import { AUTOMATIC_REFUND_FAILED, bookFailedAutomaticRefund } from './automatic-refund-failed';
 import { providerOutcome } from './create-refund';
 import { bookSucceededRefund, PAYMENT_REFUND_PENDING, type HoldRelease, type SettleDeps } from './refund-bookkeeping';
 
@@ -103,6 +103,10 @@ export async function recordAutomaticRefund(
  * (bookSucceededRefund) or cancelled (bookFailedAutomaticRefund).
  */
 async function awaitRefund(tx: Tx, booking: LockedBooking): Promise<HoldRelease> {
-  await tx.booking.update({ where: { id: booking.id }, data: { reviewReason: PAYMENT_REFUND_PENDING } });
+  // A failed automatic refund's flag stays until that money is back (refund-bookkeeping): it is
+  // the one telling an operator that money is still to give back.
+  if (booking.reviewReason !== AUTOMATIC_REFUND_FAILED) {
+    await tx.booking.update({ where: { id: booking.id }, data: { reviewReason: PAYMENT_REFUND_PENDING } });
+  }
   return { slotId: booking.slotId, holdId: booking.holdId, seats: booking.guestCount };
 }
