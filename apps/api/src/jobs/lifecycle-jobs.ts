@@ -78,7 +78,13 @@ export function lifecycleJobs(deps: WorkerDeps): ScheduledJob[] {
     {
       name: 'end-unpaid-memberships',
       schedule: { every: deps.config.memberships.reconcileSeconds * 1000 },
-      handler: ({ signal }) => untilDone(signal, 'ended', () => endUnpaidMemberships(deps)),
+      handler: ({ signal }) => {
+        // One clock for the whole run, as for reconcile: a membership that failed in one batch is
+        // not due again in the next, so the run goes on past failures and ends while Stripe keeps
+        // failing. Counted: memberships ended, or failed and left out (`tried`).
+        const startedAt = new Date();
+        return untilDone(signal, 'tried', () => endUnpaidMemberships(deps, startedAt));
+      },
     },
     {
       name: 'reconcile-memberships',

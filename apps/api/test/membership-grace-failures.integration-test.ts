@@ -1,0 +1,158 @@
+import type { DemoTenant } from '@booking/db';
+import {
+  createIsolatedDatabase,
+  createTestApp,
+  deliverStripeEvent,
+  type FakeInvoice,
+  type FakeStripe,
+  pendingRecurringMembership,
+  seedTenant,
+  signedBillingEvent,
+  startFakeStripe,
+  stopFakeStripe,
+  stripeEnv,
+  TEST_WEBHOOK_SECRET,
+  type TestApp,
+} from '@booking/test-kit';
+import { lifecycleJobs } from '../src/jobs/lifecycle-jobs';
+import type { WorkerDeps } from '../src/jobs/worker-deps';
+import { endUnpaidMemberships, GRACE_END_BATCH } from '../src/membership-billing/end-unpaid-memberships';
+
+// The grace job when Stripe will not show some subscriptions: more of them than a batch holds,
+// oldest grace first, must not keep the membership behind them from ending. The job covers every
+// tenant, so this file has a database of its own.
+
+const RECONCILE_SECONDS = 3600;
+
+let isolated: Awaited<ReturnType<typeof createIsolatedDatabase>>;
+let fake: FakeStripe;
+let t: TestApp;
+let second: TestApp;
+let demo: DemoTenant;
+
+beforeAll(async () => {
+  isolated = await createIsolatedDatabase();
+  fake = await startFakeStripe();
+  const env = { ...isolated.env, ...stripeEnv(fake.url), MEMBERSHIP_RECONCILE_SECONDS: String(RECONCILE_SECONDS) };
+  t = createTestApp(env);
+  second = createTestApp(env);
+  demo = await seedTenant(t.deps);
+});
+afterAll(async () => {
+  await second.close();
+  await t.close();
+  await stopFakeStripe(fake);
+  await isolated.drop();
+});
+
+const membershipOf = (id: string) => t.deps.db.membership.findUniqueOrThrow({ where: { id } });
+const readsOf = (subscriptionId: string) => fake.requestsTo('GET', `/v1/subscriptions/${subscriptionId}`).length;
+const endedEvents = (membershipId: string) =>
+  t.deps.db.event.count({ where: { entityId: membershipId, name: 'membership.ended' } });
+
+async function deliver(name: 'invoice.paid' | 'invoice.payment_failed', invoice: FakeInvoice) {
+  const event = signedBillingEvent(name, invoice, { secret: TEST_WEBHOOK_SECRET });
+  expect((await deliverStripeEvent(t, event)).status).toBe(200);
+}
+
+/** Paid once, then its renewal's last retry failed: paused for payment, its grace over `minutesAgo`. */
+async function graceOver(minutesAgo: number) {
+  const m = await pendingRecurringMembership(t.deps.db, fake, demo.tenant.id);
+  await deliver('invoice.paid', fake.billing.payFirstInvoice(m.subscriptionId).invoice as FakeInvoice);
+  const { invoice } = fake.billing.cycle(m.subscriptionId, { outcome: 'failed', final: true });
+  await deliver('invoice.payment_failed', invoice!);
+  expect((await membershipOf(m.membershipId)).status).toBe('paused_for_payment');
+  await t.deps.db.membership.update({
+    where: { id: m.membershipId },
+    data: { graceEndsAt: new Date(Date.now() - minutesAgo * 60_000) },
+  });
+  return m;
+}
+
+/** Stripe answers 404 for the subscription until the returned function is called. */
+function hideSubscription(subscriptionId: string): () => void {
+  const subscription = fake.billing.subscriptions.get(subscriptionId)!;
+  fake.billing.subscriptions.delete(subscriptionId);
+  return () => fake.billing.subscriptions.set(subscriptionId, subscription);
+}
+
+/** One scheduled run of the grace job, as a worker pod runs it; whether it ended by itself. */
+async function scheduledRun(app: TestApp, reconcileSeconds: number): Promise<boolean> {
+  const config = { ...app.deps.config, memberships: { ...app.deps.config.memberships, reconcileSeconds } };
+  const job = lifecycleJobs({ ...app.deps, config } as unknown as WorkerDeps).find(
+    (j) => j.name === 'end-unpaid-memberships',
+  )!;
+  const stop = new AbortController();
+  const timer = setTimeout(() => stop.abort(), 10_000);
+  try {
+    await job.handler({ signal: stop.signal } as Parameters<typeof job.handler>[0]);
+  } finally {
+    clearTimeout(timer);
+  }
+  return !stop.signal.aborted;
+}
+
+/** Batches until one tries nothing (bounded here). */
+async function untilDone(batch: () => Promise<number>): Promise<number> {
+  let total = 0;
+  for (let batches = 1; batches <= 20; batches += 1) {
+    const tried = await batch();
+    if (tried === 0) return total;
+    total += tried;
+  }
+  throw new Error('the job never ran out of work');
+}
+
+describe('grace job failures', () => {
+  it('when more memberships than a batch holds fail at Stripe every time, then the one behind them is ended in the same run, the run ends, and the failed ones are not tried again before MEMBERSHIP_RECONCILE_SECONDS and are after', async () => {
+    // The failing ones' grace ran out first, so they head the queue.
+    const failing = [];
+    for (let i = 0; i <= GRACE_END_BATCH; i += 1) failing.push(await graceOver(200 - i));
+    const healthy = await graceOver(1);
+    const shows = failing.map((m) => hideSubscription(m.subscriptionId));
+    const untried = new Map(failing.map((m) => [m.membershipId, readsOf(m.subscriptionId)]));
+
+    // Two pods at once, with a zero interval: every batch outlasts it, as a slow Stripe would
+    // make a batch outlast a short one. Each run still ends.
+    const startedAt = Date.now();
+    expect(await Promise.all([scheduledRun(t, 0), scheduledRun(second, 0)])).toEqual([true, true]);
+
+    expect(await membershipOf(healthy.membershipId)).toMatchObject({ status: 'ended', endReason: 'payment_failed' });
+    expect(fake.billing.subscriptions.get(healthy.subscriptionId)!.status).toBe('canceled');
+    expect(await endedEvents(healthy.membershipId)).toBe(1);
+    const tried = new Map<string, number>();
+    for (const m of failing) {
+      const reads = readsOf(m.subscriptionId) - untried.get(m.membershipId)!;
+      // Once per pod at most: a run does not try again what it has tried.
+      expect(reads).toBeGreaterThanOrEqual(1);
+      expect(reads).toBeLessThanOrEqual(2);
+      tried.set(m.membershipId, readsOf(m.subscriptionId));
+      const membership = await membershipOf(m.membershipId);
+      expect(membership.status).toBe('paused_for_payment');
+      expect(membership.graceEndFailedAt!.getTime()).toBeGreaterThanOrEqual(startedAt);
+    }
+
+    // Stripe shows them again, but within MEMBERSHIP_RECONCILE_SECONDS of the failures: left alone.
+    for (const show of shows) show();
+    expect(
+      await untilDone(() => endUnpaidMemberships(t.deps, new Date(startedAt + (RECONCILE_SECONDS - 60) * 1000))),
+    ).toBe(0);
+    for (const m of failing) expect(readsOf(m.subscriptionId)).toBe(tried.get(m.membershipId));
+
+    // Once it has passed, each is tried again and ended, once.
+    const later = new Date(Date.now() + (RECONCILE_SECONDS + 60) * 1000);
+    expect(
+      (
+        await Promise.all([
+          untilDone(() => endUnpaidMemberships(t.deps, later)),
+          untilDone(() => endUnpaidMemberships(second.deps, later)),
+        ])
+      ).reduce((a, b) => a + b),
+    ).toBeGreaterThanOrEqual(failing.length);
+    for (const m of failing) {
+      expect(readsOf(m.subscriptionId)).toBeGreaterThan(tried.get(m.membershipId)!);
+      expect(await membershipOf(m.membershipId)).toMatchObject({ status: 'ended', endReason: 'payment_failed' });
+      expect(await endedEvents(m.membershipId)).toBe(1);
+    }
+  });
+});
