@@ -363,6 +363,59 @@ describe('a card payment that does not cover what its held booking owes', () => 
     expect(await paymentOf(short.intent.id)).toMatchObject({ status: 'succeeded', refundedCents: 0 });
   });
 
+  it("when a short payment comes while a late payment's refund is under way, then the booking keeps that refund's flag", async () => {
+    const tenant = await seedTenant(t.deps);
+    const { experience, slot } = kayak(tenant);
+    const booked = await createBooking(shortHolds, tenant, { experience, slotId: slot.id, guests: 2 });
+    const owed = await owedCents(booked.booking_id);
+    const { holdExpiresAt } = await bookingRow(booked.booking_id);
+    await holdExpired(t, holdExpiresAt.getTime());
+    await placeHold(t, clientIp(), experience, slot.id, 12);
+    await placeHold(t, clientIp(), experience, slot.id, 12);
+    const late = await paidOutside(booked.booking_id, owed, 'usd');
+    fake.answerNextRefunds('pending');
+    expect((await deliver(late.paid)).status).toBe(200);
+    expect((await bookingRow(booked.booking_id)).reviewReason).toBe('payment_refund_pending');
+
+    const short = await paidOutside(booked.booking_id, owed - 100, 'usd');
+    expect((await deliver(short.paid)).status).toBe(200);
+
+    expect(await paymentOf(short.intent.id)).toMatchObject({ mismatched: true, status: 'refunded' });
+    expect(await bookingRow(booked.booking_id)).toMatchObject({
+      status: 'held',
+      reviewReason: 'payment_refund_pending',
+    });
+  });
+
+  it("when a booking was reissued as a gift card and a short payment's failed refund is then given back in the dashboard, then its flag clears", async () => {
+    const booked = await heldBooking();
+    const owed = await owedCents(booked.booking_id);
+    const short = await paidOutside(booked.booking_id, owed - 100, 'usd');
+    fake.answerNextRefunds('failed');
+    expect((await deliver(short.paid)).status).toBe(200);
+    await payTheRightAmount(booked);
+    expect(await bookingRow(booked.booking_id)).toMatchObject({
+      status: 'confirmed',
+      reviewReason: 'automatic_refund_failed',
+    });
+    const reissued = await request(t.app)
+      .post(`/api/bookings/${booked.booking_id}/reissue-gift-card`)
+      .set('Authorization', bearer(demo.api_keys.manager));
+    expect(reissued.status).toBe(200);
+
+    const failedRefunds = await t.deps.stripe!.refunds.list({ payment_intent: short.intent.id });
+    const dashboard = await t.deps.stripe!.refunds.create({ payment_intent: short.intent.id });
+    const notified = await deliver(
+      signedChargeRefundedEvent(short.intent, [dashboard as FakeRefund, ...(failedRefunds.data as FakeRefund[])], {
+        secret: TEST_WEBHOOK_SECRET,
+      }),
+    );
+
+    expect(notified.status).toBe(200);
+    expect(await paymentOf(short.intent.id)).toMatchObject({ status: 'refunded', refundedCents: owed - 100 });
+    expect((await bookingRow(booked.booking_id)).reviewReason).toBeNull();
+  });
+
   it('when a short payment was refunded, then the held booking can still be paid in cash at the till', async () => {
     const booked = await heldBooking();
     const owed = await owedCents(booked.booking_id);

@@ -87,8 +87,13 @@ export async function handlePaymentSucceeded(deps: Deps, eventId: string, intent
           : `paid_while_${booking.status}`;
       // A flag that an automatic refund failed, or that a refund was reversed, stays until that
       // money is back (refund-bookkeeping): it is the one telling an operator that money is still
-      // to give back.
-      if (booking.reviewReason !== AUTOMATIC_REFUND_FAILED && booking.reviewReason !== REFUND_REVERSED) {
+      // to give back. A mismatched payment flags only a booking with no flag yet: one already set
+      // is about the booking's own money (a late payment's refund under way), which matters more.
+      const keepFlag =
+        booking.reviewReason === AUTOMATIC_REFUND_FAILED ||
+        booking.reviewReason === REFUND_REVERSED ||
+        (mismatched && booking.reviewReason !== null);
+      if (!keepFlag) {
         await tx.booking.update({ where: { id: bookingId }, data: { reviewReason: reason } });
       }
       return { kind: 'refund', bookingId };

@@ -203,7 +203,8 @@ export async function bookSucceededRefund(
   // A mismatched payment's failed refund is not repaid by the booking's own money going back.
   const repaid = cardPayments.filter(fullyRefunded);
   const moneyBack = async () => {
-    if (booking.reissuedGiftCardId !== null) return false;
+    // A reissue took the booking's own money onto a gift card; a mismatched payment's is not part of it.
+    if (booking.reissuedGiftCardId !== null && !payment.mismatched) return false;
     if (booking.reviewReason === AUTOMATIC_REFUND_FAILED) return failedAutomaticRefundsRepaid(tx, booking.id, repaid);
     if (booking.reviewReason === REFUND_REVERSED) return reversedRefundsRepaid(tx, booking.id, repaid);
     return false;
