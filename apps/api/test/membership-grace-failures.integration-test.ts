@@ -107,7 +107,10 @@ describe('grace job failures', () => {
   it('when more memberships than a batch holds fail at Stripe every time, then the one behind them is ended in the same run, the run ends, and the failed ones are not tried again before MEMBERSHIP_RECONCILE_SECONDS and are after', async () => {
     // The failing ones' grace ran out first, so they head the queue.
     const failing = [];
+    // More than a batch: the batch size is the job's own (a missing export would make this no test).
+    expect(GRACE_END_BATCH).toBeGreaterThanOrEqual(10);
     for (let i = 0; i <= GRACE_END_BATCH; i += 1) failing.push(await graceOver(200 - i));
+    expect(failing.length).toBeGreaterThan(GRACE_END_BATCH);
     const healthy = await graceOver(1);
     const shows = failing.map((m) => hideSubscription(m.subscriptionId));
     const untried = new Map(failing.map((m) => [m.membershipId, readsOf(m.subscriptionId)]));
