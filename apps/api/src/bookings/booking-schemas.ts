@@ -141,7 +141,7 @@ export const OperatorBooking = Type.Object(
     review_reason: nullable(
       Type.String({
         description:
-          'why an operator should look at it: a card payment that could not confirm it and is refunded instead (seats_unavailable_at_payment, paid_while_confirmed, paid_while_cancelled, paid_while_refunded), payment_amount_mismatch (a card payment that did not cover what the held booking owes, less or in another currency, is refunded: the booking stays held and payable), payment_refund_pending (that refund is not done yet: the booking stays held without seats), automatic_refund_failed (that refund failed: the money is refundable again), refund_reversed (a refund Stripe reported failed after it had succeeded: its money is back in the account and refundable again, even on a refunded booking; cleared once refunds made since give as much back), refunded_after_reissue (card money came back through Stripe after the paid amount was reissued as a gift card)',
+          'why an operator should look at it: a card payment that could not confirm it and is refunded instead (seats_unavailable_at_payment, paid_while_confirmed, paid_while_cancelled, paid_while_refunded), payment_amount_mismatch (a card payment that did not cover what the held booking owes, less or in another currency, is refunded: the booking stays held and payable), payment_refund_pending (that refund is not done yet: the booking stays held without seats), automatic_refund_failed (that refund failed: the money is refundable again), refunded_after_reissue (card money came back through Stripe after the paid amount was reissued as a gift card)',
       }),
     ),
     checked_in_at: nullable(Timestamp),

@@ -8,7 +8,6 @@ import type { HoldStore } from '../holds/hold-store';
 import { ANY_TENANT, findBookingForUpdate, type LockedBooking } from '../locks';
 import { coversBooking, PAYMENT_AMOUNT_MISMATCH } from './payment-covers-booking';
 import { AUTOMATIC_REFUND_FAILED } from '../refunds/automatic-refund-failed';
-import { REFUND_REVERSED } from '../refunds/refund-reversed';
 import { refundForReview } from './refund-for-review';
 
 type Deps = { db: Db; holds: HoldStore; stripe: Stripe; logger?: Logger };
@@ -85,14 +84,12 @@ export async function handlePaymentSucceeded(deps: Deps, eventId: string, intent
         : booking.status === 'held'
           ? 'seats_unavailable_at_payment'
           : `paid_while_${booking.status}`;
-      // A flag that an automatic refund failed, or that a refund was reversed, stays until that
-      // money is back (refund-bookkeeping): it is the one telling an operator that money is still
-      // to give back. A mismatched payment flags only a booking with no flag yet: one already set
-      // is about the booking's own money (a late payment's refund under way), which matters more.
+      // A flag that an automatic refund failed stays until that money is back (refund-bookkeeping):
+      // it is the one telling an operator that money is still to give back. A mismatched payment
+      // flags only a booking with no flag yet: one already set is about the booking's own money (a
+      // late payment's refund under way), which matters more.
       const keepFlag =
-        booking.reviewReason === AUTOMATIC_REFUND_FAILED ||
-        booking.reviewReason === REFUND_REVERSED ||
-        (mismatched && booking.reviewReason !== null);
+        booking.reviewReason === AUTOMATIC_REFUND_FAILED || (mismatched && booking.reviewReason !== null);
       if (!keepFlag) {
         await tx.booking.update({ where: { id: bookingId }, data: { reviewReason: reason } });
       }

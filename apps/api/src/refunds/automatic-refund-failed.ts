@@ -3,7 +3,6 @@ import type { Logger } from '@booking/logging';
 import type { LockedBooking, LockedRefund } from '../locks';
 import { cancelHeldBooking } from '../bookings/cancel-held-booking';
 import type { HoldRelease } from './refund-bookkeeping';
-import { undoSucceededRefund } from './refund-reversed';
 
 /** The review_reason of a booking whose automatic refund failed: its card money is still here. */
 export const AUTOMATIC_REFUND_FAILED = 'automatic_refund_failed';
@@ -39,8 +38,7 @@ export async function bookFailedAutomaticRefund(
 /**
  * The provider reports failed an automatic refund it had reported succeeded (rare: the card was
  * closed meanwhile). The money is ours again: the refund becomes `failed` and its amount
- * refundable again (undoSucceededRefund; refund.created was sent and stays), and the booking is
- * flagged. An operator's refund reversed so is booked by bookReversedRefund. The booking
+ * refundable again (refund.created was sent and stays), and the booking is flagged. The booking
  * keeps its status: a `refunded` one is final, so the operator gives that money back in Stripe's
  * dashboard (its notification is recorded as a dashboard refund); one that kept its status
  * (confirmed by cash) is refunded through the refund routes. The caller holds the booking and
@@ -52,8 +50,12 @@ export async function bookReversedAutomaticRefund(
   refund: LockedRefund,
   logger?: Logger,
 ): Promise<void> {
-  // It was the payment's one full refund: nothing of it is given back any more.
-  await undoSucceededRefund(tx, refund);
+  await tx.refund.update({ where: { id: refund.id }, data: { status: 'failed' } });
+  await tx.payment.update({
+    where: { id: refund.paymentId },
+    // It was the payment's one full refund: nothing of it is given back any more.
+    data: { status: 'succeeded', refundedCents: { decrement: refund.amountCents } },
+  });
   await flagBooking(tx, booking, refund, logger);
 }
 

@@ -5,7 +5,6 @@ import { madeNothing, providerRefusal } from '../payments/provider-call';
 import { ANY_TENANT, lockBooking, lockCardPayment } from '../locks';
 import type { Operator } from '../operators/api-key-auth';
 import { settleRefund, type FinalOutcome, type SettleDeps } from './refund-bookkeeping';
-import { REFUND_REVERSED } from './refund-reversed';
 import type { RefundResponse } from './refund-schemas';
 
 type Deps = SettleDeps & { db: Db; stripe: Stripe | null };
@@ -131,12 +130,7 @@ async function reserveRefund(
   idempotencyRef: string | undefined,
 ): Promise<Reserved> {
   const booking = await lockBooking(tx, input.bookingId, { tenantId: operator.tenantId });
-  // `refunded` is final, but the money of a refund Stripe reported failed after it succeeded
-  // (refund_reversed) is back in the account: it is given back again here, and the booking stays
-  // refunded (refund.created only: booking.refunded was sent).
-  const givenBackAgain =
-    booking.status === 'refunded' && booking.reviewReason === REFUND_REVERSED && !input.keepBookingActive;
-  if (!givenBackAgain) assertBookingAllows(booking.status, input.keepBookingActive ? 'refundKeepingActive' : 'refund');
+  assertBookingAllows(booking.status, input.keepBookingActive ? 'refundKeepingActive' : 'refund');
   // Its paid amount was given back as a gift card: a card refund on top would pay out twice.
   if (booking.reissuedGiftCardId !== null) {
     throw new AppError('booking_not_refundable', 'the paid amount was reissued as a gift card');

@@ -11,7 +11,6 @@ import {
   bookFailedAutomaticRefund,
   bookReversedAutomaticRefund,
 } from './automatic-refund-failed';
-import { bookReversedRefund, REFUND_REVERSED, reversedRefundsRepaid } from './refund-reversed';
 
 /** review_reason of a reissued booking whose card money also came back through the provider. */
 export const REFUNDED_AFTER_REISSUE = 'refunded_after_reissue';
@@ -42,9 +41,7 @@ export interface SettleDeps {
  * locked and only a pending refund moves. The caller holds the booking lock. A failed refund
  * gives its amount back to what is refundable (an automatic one also flags its booking, see
  * bookFailedAutomaticRefund); a succeeded one is booked (see bookSucceededRefund). The one other
- * move: a refund reported failed after it succeeded, which gave nothing back after all
- * (bookReversedAutomaticRefund for an automatic one, bookReversedRefund for an operator's or a
- * dashboard one); a failed refund never moves again, so a redelivery changes nothing.
+ * move: an automatic refund reported failed after it succeeded (bookReversedAutomaticRefund).
  */
 export async function settleRefund(
   tx: Tx,
@@ -54,9 +51,8 @@ export async function settleRefund(
   outcome: FinalOutcome,
 ): Promise<{ settled: boolean; release: HoldRelease | null }> {
   const refund = await lockRefund(tx, refundId);
-  if (refund?.status === 'succeeded' && outcome.status === 'failed') {
-    if (refund.automatic) await bookReversedAutomaticRefund(tx, booking, refund, deps.logger);
-    else await bookReversedRefund(tx, booking, refund, deps.logger);
+  if (refund?.automatic && refund.status === 'succeeded' && outcome.status === 'failed') {
+    await bookReversedAutomaticRefund(tx, booking, refund, deps.logger);
     return { settled: true, release: null };
   }
   if (!refund || refund.status !== 'pending') return { settled: false, release: null };
@@ -90,10 +86,10 @@ export async function settleRefund(
  * becomes refunded, its seats go back and booking.refunded is recorded. Automatic refunds
  * (automatic-refund.ts) follow the same rule: a booking left with no paying money by them
  * becomes refunded once their money went back, not before. The review_reason waiting for that
- * money (payment_refund_pending, automatic_refund_failed, refund_reversed) is cleared once it is
- * back. A mismatched payment (it did not cover what its held booking owed) never paid for the
- * booking: its refund changes nothing about the booking's status or seats, and it counts neither
- * as the booking's card money nor in the booking's refunded total.
+ * money (payment_refund_pending, automatic_refund_failed) is cleared once it is back. A
+ * mismatched payment (it did not cover what its held booking owed) never paid for the booking:
+ * its refund changes nothing about the booking's status or seats, and it counts neither as the
+ * booking's card money nor in the booking's refunded total.
  */
 export async function bookSucceededRefund(
   tx: Tx,
@@ -197,19 +193,16 @@ export async function bookSucceededRefund(
 
   // The flags that wait for money to go back are resolved once it did: a held booking's pending
   // automatic refund, when the booking becomes refunded; an automatic refund that failed, when its
-  // payment's money is back (an operator's refund, or one made in the dashboard); a refund reversed
-  // after it succeeded, when refunds made since gave as much back again. A reissued booking was
-  // flagged just above.
+  // payment's money is back (an operator's refund, or one made in the dashboard). A reissued
+  // booking was flagged just above.
   // A mismatched payment's failed refund is not repaid by the booking's own money going back.
-  const repaid = cardPayments.filter(fullyRefunded);
-  const moneyBack = async () => {
-    // A reissue took the booking's own money onto a gift card; a mismatched payment's is not part of it.
-    if (booking.reissuedGiftCardId !== null && !payment.mismatched) return false;
-    if (booking.reviewReason === AUTOMATIC_REFUND_FAILED) return failedAutomaticRefundsRepaid(tx, booking.id, repaid);
-    if (booking.reviewReason === REFUND_REVERSED) return reversedRefundsRepaid(tx, booking.id, repaid);
-    return false;
-  };
-  const flagResolved = (becameRefunded && booking.reviewReason === PAYMENT_REFUND_PENDING) || (await moneyBack());
+  const failedRepaid = () => failedAutomaticRefundsRepaid(tx, booking.id, cardPayments.filter(fullyRefunded));
+  // A reissue took the booking's own money onto a gift card; a mismatched payment's is not part of it.
+  const reissueAside = booking.reissuedGiftCardId === null || payment.mismatched;
+  const flagResolved = becameRefunded
+    ? booking.reviewReason === PAYMENT_REFUND_PENDING ||
+      (booking.reviewReason === AUTOMATIC_REFUND_FAILED && (await failedRepaid()))
+    : booking.reviewReason === AUTOMATIC_REFUND_FAILED && reissueAside && (await failedRepaid());
   if (flagResolved) await tx.booking.update({ where: { id: booking.id }, data: { reviewReason: null } });
 
   const paymentDone = fullyRefunded({ ...payment, status: payment.status });
