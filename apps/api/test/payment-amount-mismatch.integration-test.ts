@@ -252,6 +252,15 @@ describe('a card payment that does not cover what its held booking owes', () => 
     expect(await liveSeats(booked.slotId)).toBe(seatsHeld);
     expect(await paymentOf(short.intent.id)).toMatchObject({ status: 'succeeded', refundDue: false, refundedCents: 0 });
     expect(await eventNames(booked.booking_id)).toEqual(['booking.created']);
+    // Operators see the payment, marked, but it is not counted as paying for the booking.
+    const shown = await request(t.app)
+      .get(`/api/bookings/${booked.booking_id}`)
+      .set('Authorization', bearer(demo.api_keys.staff));
+    expect(shown.status).toBe(200);
+    expect(shown.body.paid_cents).toBe(0);
+    expect(shown.body.payments).toEqual([
+      expect.objectContaining({ amount_cents: owed - 100, currency: 'USD', status: 'succeeded', mismatched: true }),
+    ]);
 
     const refunded = await request(t.app)
       .post('/api/payments/refunds')

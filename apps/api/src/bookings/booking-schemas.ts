@@ -125,13 +125,22 @@ export const OperatorBooking = Type.Object(
     ),
     total_cents: Type.Integer({ minimum: 0 }),
     gift_card_applied_cents: Type.Integer({ minimum: 0 }),
-    paid_cents: Type.Integer({ minimum: 0, description: 'sum of the succeeded payments' }),
+    paid_cents: Type.Integer({
+      minimum: 0,
+      description:
+        'sum of the succeeded payments that paid for it: a mismatched one (listed in payments) never did, and may be in another currency',
+    }),
     payments: Type.Array(
       Type.Object({
         id: Uuid,
         method: Type.Union([Type.Literal('card'), Type.Literal('gift_card'), Type.Literal('cash')]),
         amount_cents: Type.Integer({ minimum: 0 }),
+        currency: Type.String({ description: "ISO 4217, as paid: a mismatched payment's may not be the booking's" }),
         status: Type.Union([Type.Literal('succeeded'), Type.Literal('refunded')]),
+        mismatched: Type.Boolean({
+          description:
+            'a card payment that did not cover what the held booking owed (less, or another currency): refunded automatically, it never paid for the booking',
+        }),
         provider_reference: nullable(Type.String({ description: "the provider's PaymentIntent id, for cards" })),
         created_at: Timestamp,
       }),

@@ -105,7 +105,7 @@ export const bookingsOpenApi: OpenApiFeature = {
         ...notFound,
         booking_not_cancellable: 'the booking is already cancelled or refunded',
         refund_in_progress:
-          "a held booking's late card payment is being refunded automatically (review_reason payment_refund_pending); the refund's outcome ends the booking",
+          "a held booking's card payment is being refunded automatically (a late one, review_reason payment_refund_pending: the refund's outcome ends the booking; or one that did not cover it, payment_amount_mismatch: the booking stays payable)",
       },
     },
     {

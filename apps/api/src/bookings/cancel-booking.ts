@@ -19,7 +19,8 @@ export async function cancelBooking(deps: { db: Db; holds: HoldStore }, operator
     const booking = await lockBooking(tx, bookingId, { tenantId: operator.tenantId });
     assertBookingAllows(booking.status, 'cancel');
     // The contract's booking.cancelled says no money goes back: a held booking whose late card
-    // payment is being refunded ends with that refund's outcome instead.
+    // payment is being refunded ends with that refund's outcome instead; one whose mismatched
+    // payment is being refunded waits for that refund, then stays payable.
     if (booking.status === 'held' && (await refundUnderWay(tx, bookingId))) {
       throw new AppError('refund_in_progress', 'a late card payment of this booking is being refunded');
     }

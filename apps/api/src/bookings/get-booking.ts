@@ -16,7 +16,10 @@ export async function getBooking(deps: { db: Db; config: Config }, tenantId: str
     },
   });
   if (!booking) throw new AppError('booking_not_found');
-  const paidCents = booking.payments.filter((p) => p.status === 'succeeded').reduce((sum, p) => sum + p.amountCents, 0);
+  // A mismatched payment never paid for the booking (and may be in another currency): listed, not counted.
+  const paidCents = booking.payments
+    .filter((p) => p.status === 'succeeded' && !p.mismatched)
+    .reduce((sum, p) => sum + p.amountCents, 0);
   return {
     booking_id: booking.id,
     status: booking.status,
@@ -46,7 +49,9 @@ export async function getBooking(deps: { db: Db; config: Config }, tenantId: str
       id: p.id,
       method: p.method,
       amount_cents: p.amountCents,
+      currency: p.currency,
       status: p.status,
+      mismatched: p.mismatched,
       provider_reference: p.providerReference,
       created_at: p.createdAt.toISOString(),
     })),

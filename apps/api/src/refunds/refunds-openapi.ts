@@ -49,7 +49,7 @@ export const refundsOpenApi: OpenApiFeature = {
       operationId: 'refundBookingPartially',
       summary: 'Refund through the provider, optionally keeping the booking active (manager+)',
       description:
-        'With keep_booking_active=true the booking stays confirmed and keeps its seats whatever is refunded, and each succeeded refund emits refund.created and refund.partial_no_cancel (with refund_total_cents, all succeeded refunds of the booking). With false it behaves like POST /api/payments/refunds.',
+        'With keep_booking_active=true the booking stays confirmed and keeps its seats whatever is refunded, and each succeeded refund emits refund.created and refund.partial_no_cancel (with refund_total_cents, all succeeded refunds of the payments that paid for the booking). With false it behaves like POST /api/payments/refunds.',
       requestBody: {
         schema: PartialRefundRequest,
         example: {

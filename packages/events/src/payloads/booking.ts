@@ -72,7 +72,9 @@ export const BookingEvents = {
   }),
   'booking.refunded': Type.Object({
     ...BookingSubject,
-    amount_cents: Cents('all succeeded refunds of the booking; the payment, for an automatic refund'),
+    amount_cents: Cents(
+      'all succeeded refunds of the payments that paid for the booking; the payment, for an automatic refund',
+    ),
   }),
   'booking.checked_in': Type.Object({
     booking_id: Id(),

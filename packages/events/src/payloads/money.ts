@@ -17,7 +17,7 @@ export const MoneyEvents = {
     payment_intent_id: Type.String(),
     booking_id: Id(),
     amount_cents: Cents(),
-    refund_total_cents: Cents('all succeeded refunds of the booking'),
+    refund_total_cents: Cents('all succeeded refunds of the payments that paid for the booking'),
     reason,
     status: refundStatus,
   }),
