@@ -18,9 +18,10 @@ import { lifecycleJobs } from '../src/jobs/lifecycle-jobs';
 import type { WorkerDeps } from '../src/jobs/worker-deps';
 import { endUnpaidMemberships, GRACE_END_BATCH } from '../src/membership-billing/end-unpaid-memberships';
 
-// The grace job when Stripe will not show some subscriptions: more of them than a batch holds,
-// oldest grace first, must not keep the membership behind them from ending. The job covers every
-// tenant, so this file has a database of its own.
+// The grace job when it cannot end some memberships (Stripe will not show their subscriptions, or
+// shows ones that leave them paused): more of them than a batch holds, oldest grace first, must
+// not keep the membership behind them from ending. The job covers every tenant, so this file has
+// a database of its own.
 
 const RECONCILE_SECONDS = 3600;
 
@@ -61,6 +62,29 @@ async function graceOver(minutesAgo: number) {
   await deliver('invoice.paid', fake.billing.payFirstInvoice(m.subscriptionId).invoice as FakeInvoice);
   const { invoice } = fake.billing.cycle(m.subscriptionId, { outcome: 'failed', final: true });
   await deliver('invoice.payment_failed', invoice!);
+  expect((await membershipOf(m.membershipId)).status).toBe('paused_for_payment');
+  await t.deps.db.membership.update({
+    where: { id: m.membershipId },
+    data: { graceEndsAt: new Date(Date.now() - minutesAgo * 60_000) },
+  });
+  return m;
+}
+
+/**
+ * Past its grace and paused for payment, with nothing the job can end it by: Stripe shows its
+ * subscription paused (not at a pause request) and the invoice it owed paid since, which does not
+ * resume a paused subscription. The job does not cancel a subscription whose newest invoice is
+ * paid, and convergence keeps a paused subscription's membership paused for payment, so every
+ * read leaves it as it is, and due. Its payment was handled, and the grace that restarted from
+ * it has run out too.
+ */
+async function pausedAfterPaying(minutesAgo: number) {
+  const m = await graceOver(minutesAgo);
+  const subscription = fake.billing.subscriptions.get(m.subscriptionId)!;
+  subscription.status = 'paused';
+  const { invoice } = fake.billing.retryInvoice(subscription.latest_invoice!, { outcome: 'paid' });
+  expect(fake.billing.subscriptions.get(m.subscriptionId)!.status).toBe('paused');
+  await deliver('invoice.paid', invoice);
   expect((await membershipOf(m.membershipId)).status).toBe('paused_for_payment');
   await t.deps.db.membership.update({
     where: { id: m.membershipId },
@@ -156,6 +180,32 @@ describe('grace job failures', () => {
       expect(readsOf(m.subscriptionId)).toBeGreaterThan(tried.get(m.membershipId)!);
       expect(await membershipOf(m.membershipId)).toMatchObject({ status: 'ended', endReason: 'payment_failed' });
       expect(await endedEvents(m.membershipId)).toBe(1);
+    }
+  });
+
+  it('when more memberships than a batch holds are read from Stripe but stay paused for payment, then the one behind them is ended in the same run, the run ends, and the paused ones are stamped', async () => {
+    // Their grace ran out first, so they head the queue.
+    const paused = [];
+    for (let i = 0; i <= GRACE_END_BATCH; i += 1) paused.push(await pausedAfterPaying(200 - i));
+    expect(paused.length).toBeGreaterThan(GRACE_END_BATCH);
+    const healthy = await graceOver(1);
+    const unread = new Map(paused.map((m) => [m.membershipId, readsOf(m.subscriptionId)]));
+
+    const startedAt = Date.now();
+    expect(await scheduledRun(t, RECONCILE_SECONDS)).toBe(true);
+
+    expect(await membershipOf(healthy.membershipId)).toMatchObject({ status: 'ended', endReason: 'payment_failed' });
+    expect(await endedEvents(healthy.membershipId)).toBe(1);
+    for (const m of paused) {
+      // Stripe answered, once, and the job left the subscription as it was.
+      expect(readsOf(m.subscriptionId) - unread.get(m.membershipId)!).toBe(1);
+      expect(fake.requestsTo('DELETE', `/v1/subscriptions/${m.subscriptionId}`)).toHaveLength(0);
+      expect(fake.billing.subscriptions.get(m.subscriptionId)!.status).toBe('paused');
+      const membership = await membershipOf(m.membershipId);
+      expect(membership.status).toBe('paused_for_payment');
+      expect(membership.graceEndsAt!.getTime()).toBeLessThan(startedAt);
+      expect(membership.graceEndFailedAt!.getTime()).toBeGreaterThanOrEqual(startedAt);
+      expect(await endedEvents(m.membershipId)).toBe(0);
     }
   });
 });
