@@ -78,23 +78,13 @@ export function lifecycleJobs(deps: WorkerDeps): ScheduledJob[] {
     {
       name: 'end-unpaid-memberships',
       schedule: { every: deps.config.memberships.reconcileSeconds * 1000 },
-      handler: ({ signal }) => {
-        // One clock for the whole run, as for reconcile: a membership that failed in one batch is
-        // not due again in the next, so the run goes on past failures and ends while Stripe keeps
-        // failing. Counted: memberships ended, or failed and left out (`tried`).
-        const startedAt = new Date();
-        return untilDone(signal, 'tried', () => endUnpaidMemberships(deps, startedAt));
-      },
+      // Counted: memberships ended, or failed and left out until later.
+      handler: ({ signal }) => untilDone(signal, 'tried', (startedAt) => endUnpaidMemberships(deps, startedAt)),
     },
     {
       name: 'reconcile-memberships',
       schedule: { every: deps.config.memberships.reconcileSeconds * 1000 },
-      handler: ({ signal }) => {
-        // One clock for the whole run: a membership read (or failed) in one batch is not due
-        // again in the next, so a run ends however long Stripe takes to answer or fail.
-        const startedAt = new Date();
-        return untilDone(signal, 'read', () => reconcileMemberships(deps, startedAt));
-      },
+      handler: ({ signal }) => untilDone(signal, 'read', (startedAt) => reconcileMemberships(deps, startedAt)),
     },
   ];
 }
@@ -102,17 +92,20 @@ export function lifecycleJobs(deps: WorkerDeps): ScheduledJob[] {
 /**
  * Runs batch after batch until one changes nothing, so a backlog clears in one tick; a shutdown
  * stops it between batches. Each batch returns how many rows it changed; the total is logged as
- * `counted`.
+ * `counted`. Every batch gets the run's start as its clock: a job that backs off from rows it
+ * failed on (the membership jobs) then never finds them due again in the same run, so the run
+ * ends however long each failure took.
  */
 async function untilDone(
   signal: AbortSignal,
   counted: string,
-  batch: () => Promise<number>,
+  batch: (startedAt: Date) => Promise<number>,
 ): Promise<Record<string, number>> {
+  const startedAt = new Date();
   let changed = 0;
   let last: number;
   do {
-    last = await batch();
+    last = await batch(startedAt);
     changed += last;
   } while (last > 0 && !signal.aborted);
   return { [counted]: changed };
