@@ -40,6 +40,11 @@ function appLogging(deadlineMs = 200) {
   app.get('/ok', (_req, res) => {
     res.json({ ok: true });
   });
+  app.get('/logs', (req, res) => {
+    req.log.info('from the route');
+    req.log.info('again');
+    res.json({ ok: true });
+  });
   app.get('/draining', () => {
     throw new AppError('service_unavailable', { draining: true });
   });
@@ -91,6 +96,28 @@ describe('request logging and 5xx answers', () => {
     const { app, lines } = appLogging();
     await request(app).get('/ok').expect(200);
     expect(await linesOf(lines, 1)).toEqual([{ level: 30, msg: 'request completed', res: { statusCode: 200 } }]);
+  });
+
+  it("when a route logs through req.log, then its lines carry the request's id, method and redacted url", async () => {
+    const { app, lines } = appLogging();
+    const res = await request(app).get('/logs?token=secret').set('X-Request-Id', 'trace-1').expect(200);
+    expect(res.headers['x-request-id']).toBe('trace-1');
+    await linesOf(lines, 3);
+    const fromRoute = lines.filter((line) => line.msg !== 'request completed') as (Line & { req?: object })[];
+    expect(fromRoute.map((line) => [line.msg, line.req])).toEqual([
+      ['from the route', { id: 'trace-1', method: 'GET', url: '/logs?token=[redacted]' }],
+      ['again', { id: 'trace-1', method: 'GET', url: '/logs?token=[redacted]' }],
+    ]);
+  });
+
+  it('when a request was not seen by the request logger, then req.log says so rather than logging without it', async () => {
+    let read: () => unknown = () => undefined;
+    const bare = express().get('/', (req, res) => {
+      read = () => req.log;
+      res.end();
+    });
+    await request(bare).get('/').expect(200);
+    expect(read).toThrow('req.log is available on requests the request logger has seen');
   });
 
   it('when the API answers 503 service_unavailable on purpose (a draining replica), then Retry-After: 1 and one warn line, no error line', async () => {
