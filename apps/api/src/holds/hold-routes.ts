@@ -14,7 +14,9 @@ export function holdRoutes(deps: AppDeps): Router {
   router.post(
     '/api/bookings/hold',
     perIpRateLimit(deps.redis, { name: 'holds', perMinute: deps.config.rateLimits.holdsPerMinute }),
-    once('hold'),
+    // A retried hold finds the hold its first run placed (placeHold), so its answer is rebuilt
+    // rather than stored.
+    once('hold', undefined, { rebuildsAnswers: true }),
     async (req, res) => {
       const { hold, replayed } = await placeHold(deps, parseHoldRequest(req.body), idempotencyRef(res));
       if (replayed) markReplayed(res);

@@ -17,7 +17,8 @@
 //   outlives the emptying: a snapshot read before that change is refused by its gen (see PLACE).
 // - `holds:<holdId>`: the hold's record, kept a day past expiry so that converting an expired hold
 //   can answer 410 hold_expired rather than 404 hold_not_found. A hold id begins with its slot's
-//   tag, so on a cluster the record is found from the hold id alone.
+//   tag, so on a cluster the record is found from the hold id alone. A released hold's record
+//   keeps only its expiry (see RELEASE).
 // A hold that became a `held` booking stays in the set, shrunk to the booked guests: it keeps the
 // booking's seats until it expires, and is removed when the booking is confirmed (its seats then
 // count in seats_booked) or cancelled.
@@ -183,7 +184,10 @@ export const RELEASE = `${SET_BOOKED}
 if redis.call('ZREM', KEYS[1], ARGV[1] .. ':' .. ARGV[2]) == 1 and redis.call('EXISTS', KEYS[2]) == 1 then
   redis.call('DECRBY', KEYS[2], tonumber(ARGV[2]))
 end
-redis.call('DEL', KEYS[3])
+-- The record keeps its expiry until it lapses, and nothing else: no booking can use the hold, and
+-- a retry of the request that placed it (its id is derived from the Idempotency-Key) finds it
+-- placed, rather than placing it again.
+redis.call('HDEL', KEYS[3], 'tenant', 'experience', 'slot', 'seats', 'booking')
 if ARGV[3] then set_booked(KEYS[4], ARGV[3], tonumber(ARGV[4])) end
 return 1
 `;

@@ -12,7 +12,7 @@ export const holdsOpenApi: OpenApiFeature = {
       operationId: 'placeHold',
       summary: 'Hold seats in a slot for 10 minutes',
       description:
-        'The seats count against the slot until the hold is booked or expires (HOLD_TTL_SECONDS). After a lost answer, a retry with the same Idempotency-Key and body gets the same hold, never a second one.',
+        'The seats count against the slot until the hold is booked or expires (HOLD_TTL_SECONDS). A retry with the same Idempotency-Key and body gets the same hold, never a second one, even while the first request still runs (not 409 idempotency_request_in_progress); only 4xx answers are stored.',
       access: anonymous,
       requestBody: {
         schema: HoldRequest,

@@ -8,7 +8,9 @@ import { answeredStatus, timedOut } from './request-deadline';
 import { routeLabel } from './route-label';
 
 type StoredRecord =
-  { state: 'in_flight'; fingerprint: string } | { state: 'done'; fingerprint: string; status: number; sealed: string };
+  | { state: 'in_flight'; fingerprint: string }
+  | { state: 'rebuild'; fingerprint: string }
+  | { state: 'done'; fingerprint: string; status: number; sealed: string };
 
 export const MAX_KEY_LENGTH = 255;
 export const KEY_FORMAT = /^[\x21-\x7e]+$/;
@@ -30,6 +32,15 @@ export interface IdempotencyOptions {
   secret: string;
   /** Who the key belongs to; the client IP unless the route knows better (an API key). */
   clientOf?: (req: Request) => string;
+  /**
+   * The route's work, run again with the same `idempotencyRef`, finds itself done and answers as
+   * the first run did, without doing it twice (a hold: its id is derived from the ref, and placing
+   * it again finds it). Its 2xx answers are then not stored: the claim, kept for `ttlSeconds`, says
+   * "run it again", and a retry, even one that arrives while the first run is still working, runs
+   * the route and gets the work's answer. 4xx answers are stored as usual. This saves the hottest
+   * route a Redis write on every request.
+   */
+  rebuildsAnswers?: boolean;
 }
 
 function fingerprintOf(req: Request): string {
@@ -47,7 +58,8 @@ function credentialsOf(req: Request): string {
  * body gets that answer again (with `Idempotent-Replayed: true`) without repeating the work;
  * the same key with another body is 422 `idempotency_key_reused`; a retry while the first is
  * still running is 409 `idempotency_request_in_progress`. 5xx answers are not kept, so the
- * client can retry them. Without the header the request is simply not deduplicated.
+ * client can retry them. Without the header the request is simply not deduplicated. A route whose
+ * work answers a retry by itself keeps only its 4xx answers (see `rebuildsAnswers`).
  *
  * A key belongs to the route, the client and the credentials sent with it: another caller
  * using the same key (or the same caller with another token) never sees the answer, and the
@@ -73,21 +85,27 @@ export function idempotent(redis: Redis | Cluster, options: IdempotencyOptions):
     const client = options.clientOf?.(req) ?? req.ip ?? 'unknown';
     const owner = `${options.scope}\n${client}\n${credentialsOf(req)}\n${key}`;
     const derive = (purpose: string) => createHmac('sha256', options.secret).update(`${purpose}\n${owner}`);
-    const redisKey = `idem:${options.scope}:${derive('record').digest('hex')}`;
+    // Records of rebuilt answers have names of their own: a replica of a release before them
+    // (during a rolling deploy) would misread one as a stored answer, and without it runs the
+    // route, which finds its work.
+    const kind = options.rebuildsAnswers ? 'rebuilt:' : '';
+    const redisKey = `idem:${options.scope}:${kind}${derive('record').digest('hex')}`;
     const sealKey = derive('seal').digest('base64url');
     const fingerprint = fingerprintOf(req);
 
-    const claimed = await redis.set(
-      redisKey,
-      JSON.stringify({ state: 'in_flight', fingerprint }),
-      'EX',
-      options.inFlightSeconds,
-      'NX',
-    );
-    if (claimed !== 'OK') return replay(res, await redis.get(redisKey), fingerprint, sealKey);
+    const claim: StoredRecord = { state: options.rebuildsAnswers ? 'rebuild' : 'in_flight', fingerprint };
+    const claimSeconds = options.rebuildsAnswers ? options.ttlSeconds : options.inFlightSeconds;
+    const claimed = await redis.set(redisKey, JSON.stringify(claim), 'EX', claimSeconds, 'NX');
+    if (claimed !== 'OK') {
+      const record = storedRecord(await redis.get(redisKey), fingerprint);
+      // A rebuilt answer: this run finds the first run's work and answers it.
+      if (record.state !== 'rebuild') return replay(res, record, sealKey);
+    }
 
     res.locals.idempotencyRef = derive(`ref\n${fingerprint}`).digest('hex');
     captureResponse(res, async (status, body) => {
+      // Its claim already says how to answer a retry: run the route again.
+      if (options.rebuildsAnswers && (status < 300 || status >= 500)) return;
       if (status >= 500) {
         // A request that ran past its deadline may still be working: its key stays in flight
         // until the work answers (and is stored below) or the in-flight time runs out.
@@ -120,7 +138,8 @@ export function markReplayed(res: Response): void {
   countReplay(routeLabel(res.req));
 }
 
-function replay(res: Response, stored: string | null, fingerprint: string, sealKey: string): void {
+/** The record of a key already claimed, if this request may use it: the same request, not a conflict. */
+function storedRecord(stored: string | null, fingerprint: string): Exclude<StoredRecord, { state: 'in_flight' }> {
   // Expired between our SET NX and GET: rare, and a conflict is a safe answer to retry.
   if (stored === null) throw new AppError('idempotency_request_in_progress');
   const record = JSON.parse(stored) as StoredRecord;
@@ -128,6 +147,10 @@ function replay(res: Response, stored: string | null, fingerprint: string, sealK
     throw new AppError('idempotency_key_reused', 'this Idempotency-Key was used with a different request');
   }
   if (record.state === 'in_flight') throw new AppError('idempotency_request_in_progress');
+  return record;
+}
+
+function replay(res: Response, record: Extract<StoredRecord, { state: 'done' }>, sealKey: string): void {
   markReplayed(res);
   const body = JSON.parse(openSecret(sealKey, record.sealed)) as { error?: unknown };
   // A stored refusal is logged with its code, as it was the first time (see the error handler).
@@ -159,11 +182,16 @@ function captureResponse(res: Response, store: (status: number, body: unknown) =
 export function idempotencyFor(
   redis: Redis | Cluster,
   config: { idempotencyTtlSeconds: number; idempotencyInFlightSeconds: number; tokenSigningSecret: string },
-): (scope: string, clientOf?: (req: Request) => string) => RequestHandler {
-  return (scope, clientOf) =>
+): (
+  scope: string,
+  clientOf?: (req: Request) => string,
+  answers?: Pick<IdempotencyOptions, 'rebuildsAnswers'>,
+) => RequestHandler {
+  return (scope, clientOf, answers) =>
     idempotent(redis, {
       scope,
       clientOf,
+      ...answers,
       ttlSeconds: config.idempotencyTtlSeconds,
       inFlightSeconds: config.idempotencyInFlightSeconds,
       secret: config.tokenSigningSecret,
