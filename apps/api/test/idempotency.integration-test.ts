@@ -162,7 +162,7 @@ describe('Idempotency-Key on POST /api/bookings/hold and POST /api/bookings', ()
       expect(await seatsRemaining(t, demo, experience, slot.id)).toBe(24 - 2);
     });
 
-    it('when the hold was released (its booking confirmed or cancelled) and the request is retried, then the retry gets the first answer and no second hold', async () => {
+    it('when the hold was released (as confirming or cancelling its booking does) and the request is retried, then the retry gets the first answer and no second hold', async () => {
       const { experience, slot } = kayak(demo);
       const ip = clientIp();
       const key = randomUUID();
@@ -423,7 +423,7 @@ describe('Idempotency-Key on POST /api/bookings/hold and POST /api/bookings', ()
     });
     afterAll(() => short.close());
 
-    it('when IDEMPOTENCY_TTL_SECONDS has passed, then the stored answer is gone but the same request still finds its own hold', async () => {
+    it('when IDEMPOTENCY_TTL_SECONDS has passed, then the key is forgotten but the same request still finds its own hold', async () => {
       const demo = await seedTenant(short.deps);
       const { experience, slot } = kayak(demo);
       const ip = clientIp();
@@ -544,5 +544,87 @@ describe('Idempotency-Key and the request deadline', () => {
     await sleep(500); // past the late failure, which nothing can be awaited for from here
     const retry = await send();
     expect([retry.status, retry.body.error]).toEqual([409, 'idempotency_request_in_progress']);
+  });
+});
+
+describe('Idempotency-Key on a route whose work answers its retries (rebuildsAnswers)', () => {
+  let t: TestApp;
+
+  beforeAll(() => {
+    t = createTestApp();
+  });
+  afterAll(() => t.close());
+
+  /**
+   * The API's own middleware around one route that rebuilds its answers, whose runs answer as
+   * `runs[n]` says (the nth run of the route, from 0); sends its request with one Idempotency-Key.
+   */
+  function rebuildingRoute(runs: ((res: Response) => Promise<void> | void)[]) {
+    let calls = 0;
+    const app = express()
+      .use(requestLogger(pino({ level: 'silent' })))
+      .use(requestDeadline(5_000))
+      .use(express.json());
+    const once = idempotencyFor(t.deps.redis, t.deps.config);
+    app.post('/work', once(`work-${randomUUID()}`, undefined, { rebuildsAnswers: true }), async (_req, res) => {
+      const run = runs[calls++];
+      if (!run) throw new Error('more runs than the test planned');
+      await run(res);
+    });
+    app.use(errorHandler);
+    const key = randomUUID();
+    return {
+      send: () => request(app).post('/work').set('Idempotency-Key', key).send({ n: 1 }),
+      calls: () => calls,
+    };
+  }
+
+  it('when a 2xx was answered, then a retry runs the route again rather than replaying a stored answer', async () => {
+    const route = rebuildingRoute([(res) => void res.json({ run: 1 }), (res) => void res.json({ run: 2 })]);
+
+    expect((await route.send()).body).toEqual({ run: 1 });
+    expect((await route.send()).body).toEqual({ run: 2 });
+    expect(route.calls()).toBe(2);
+  });
+
+  it('when a 4xx was answered and no later run took the key over, then a retry replays it without running', async () => {
+    const route = rebuildingRoute([
+      () => {
+        throw new AppError('insufficient_capacity');
+      },
+    ]);
+
+    expect((await route.send()).status).toBe(409);
+    const retry = await route.send();
+
+    expect([retry.status, retry.body.error, retry.headers['idempotent-replayed']]).toEqual([
+      409,
+      'insufficient_capacity',
+      'true',
+    ]);
+    expect(route.calls()).toBe(1);
+  });
+
+  it('when a retry takes the key over while the first run works, then the first run refusing later stores nothing, and the next retry gets the work again', async () => {
+    let letFirstAnswer!: () => void;
+    const firstMayAnswer = new Promise<void>((resolve) => (letFirstAnswer = resolve));
+    const route = rebuildingRoute([
+      async () => {
+        await within(firstMayAnswer, 5_000, 'the first run to be let go');
+        throw new AppError('insufficient_capacity');
+      },
+      (res) => void res.json({ placed: true }),
+      (res) => void res.json({ placed: true, again: true }),
+    ]);
+
+    const first = route.send().then((res) => res);
+    await waitUntil(async () => route.calls() === 1, { timeoutMs: 5_000, intervalMs: 10, what: 'the first run' });
+    const retry = await route.send();
+    letFirstAnswer();
+
+    expect([(await first).status, retry.status]).toEqual([409, 200]);
+    const next = await route.send();
+    expect([next.status, next.body]).toEqual([200, { placed: true, again: true }]);
+    expect(route.calls()).toBe(3);
   });
 });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { MAX_IDEMPOTENCY_TTL_SECONDS } from '@booking/config';
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { BOOKED, CONVERT, COUNT, FORGET, PLACE, READ, RELEASE, RESERVE } from './hold-scripts';
@@ -38,7 +39,12 @@ export type PlaceOutcome =
  */
 export const SLOT_MIRROR_TTL_MS = 30_000;
 
-const RECORD_GRACE_SECONDS = 24 * 60 * 60;
+/**
+ * How long a hold's record outlives the hold: converting an expired hold then answers 410
+ * hold_expired rather than 404, and a retried hold request finds the hold for as long as its
+ * Idempotency-Key lives (see idempotency's rebuildsAnswers).
+ */
+const RECORD_GRACE_SECONDS = MAX_IDEMPOTENCY_TTL_SECONDS;
 
 /**
  * Reads of the slot a hold makes before it takes its snapshot as it is: each read that a change

@@ -31,6 +31,7 @@ export const holdsOpenApi: OpenApiFeature = {
         slot_unavailable: 'the slot has already started',
       },
       idempotency: 'Scoped to the route and the client address',
+      rebuildsAnswers: true,
       rateLimitPerMinute: (config) => config.rateLimits.holdsPerMinute,
     },
   ],

@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { AppError } from '@booking/domain';
 import { openSecret, sealSecret } from '@booking/signing';
 import type { Request, RequestHandler, Response } from 'express';
@@ -9,8 +9,45 @@ import { routeLabel } from './route-label';
 
 type StoredRecord =
   | { state: 'in_flight'; fingerprint: string }
-  | { state: 'rebuild'; fingerprint: string }
+  | { state: 'rebuild'; fingerprint: string; run: string }
   | { state: 'done'; fingerprint: string; status: number; sealed: string };
+
+/**
+ * For `rebuildsAnswers`: claims the key for this run, or takes it over from an earlier run of the
+ * same request that stored no answer, and answers nothing (run the route); otherwise answers the
+ * record (a stored answer, or another request's). The run that claimed last owns the record.
+ * KEYS: the record. ARGV: this run's claim, its lifetime in seconds, the request's fingerprint.
+ */
+const CLAIM_RUN = `
+local stored = redis.call('GET', KEYS[1])
+if stored then
+  local record = cjson.decode(stored)
+  if record.state ~= 'rebuild' or record.fingerprint ~= ARGV[3] then return stored end
+  redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
+else
+  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+end
+return false
+`;
+
+/**
+ * Stores a run's answer only while the run still owns the record: a later run of the same
+ * request took it over, and its answer (a hold it placed, say) is the one a retry must get.
+ * KEYS: the record. ARGV: the run's claim, the answer's record, its lifetime in seconds.
+ */
+const STORE_IF_OWNER = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3]) end
+return 1
+`;
+
+type Script = (key: string, ...args: (string | number)[]) => Promise<unknown>;
+
+/** A script ioredis runs by its SHA (see hold-store's `script`), on one key. */
+function script(redis: Redis | Cluster, name: string, lua: string): Script {
+  if (!(name in redis)) redis.defineCommand(name, { lua, numberOfKeys: 1 });
+  const run = (redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[name]!;
+  return (key, ...args) => run.call(redis, key, ...args);
+}
 
 export const MAX_KEY_LENGTH = 255;
 export const KEY_FORMAT = /^[\x21-\x7e]+$/;
@@ -36,9 +73,10 @@ export interface IdempotencyOptions {
    * The route's work, run again with the same `idempotencyRef`, finds itself done and answers as
    * the first run did, without doing it twice (a hold: its id is derived from the ref, and placing
    * it again finds it). Its 2xx answers are then not stored: the claim, kept for `ttlSeconds`, says
-   * "run it again", and a retry, even one that arrives while the first run is still working, runs
-   * the route and gets the work's answer. 4xx answers are stored as usual. This saves the hottest
-   * route a Redis write on every request.
+   * "run it again", and a retry, even one that arrives while the first run is still working, takes
+   * the key over, runs the route and gets the work's answer. A 4xx answer is stored if no later run
+   * took the key over. This saves the hottest route a Redis write on every request. The work must
+   * stay findable for `ttlSeconds`.
    */
   rebuildsAnswers?: boolean;
 }
@@ -73,6 +111,8 @@ function credentialsOf(req: Request): string {
  * records with the work in PostgreSQL.
  */
 export function idempotent(redis: Redis | Cluster, options: IdempotencyOptions): RequestHandler {
+  const claimRun = script(redis, 'idempotencyClaimRun', CLAIM_RUN);
+  const storeIfOwner = script(redis, 'idempotencyStoreIfOwner', STORE_IF_OWNER);
   return async (req, res, next) => {
     const key = req.get('Idempotency-Key');
     if (key === undefined) return next();
@@ -93,13 +133,15 @@ export function idempotent(redis: Redis | Cluster, options: IdempotencyOptions):
     const sealKey = derive('seal').digest('base64url');
     const fingerprint = fingerprintOf(req);
 
-    const claim: StoredRecord = { state: options.rebuildsAnswers ? 'rebuild' : 'in_flight', fingerprint };
-    const claimSeconds = options.rebuildsAnswers ? options.ttlSeconds : options.inFlightSeconds;
-    const claimed = await redis.set(redisKey, JSON.stringify(claim), 'EX', claimSeconds, 'NX');
-    if (claimed !== 'OK') {
-      const record = storedRecord(await redis.get(redisKey), fingerprint);
-      // A rebuilt answer: this run finds the first run's work and answers it.
-      if (record.state !== 'rebuild') return replay(res, record, sealKey);
+    let claim: string;
+    if (options.rebuildsAnswers) {
+      claim = JSON.stringify({ state: 'rebuild', fingerprint, run: randomUUID() });
+      const stored = (await claimRun(redisKey, claim, options.ttlSeconds, fingerprint)) as string | null;
+      if (stored !== null) return replay(res, storedRecord(stored, fingerprint), sealKey);
+    } else {
+      claim = JSON.stringify({ state: 'in_flight', fingerprint });
+      const claimed = await redis.set(redisKey, claim, 'EX', options.inFlightSeconds, 'NX');
+      if (claimed !== 'OK') return replay(res, storedRecord(await redis.get(redisKey), fingerprint), sealKey);
     }
 
     res.locals.idempotencyRef = derive(`ref\n${fingerprint}`).digest('hex');
@@ -118,7 +160,8 @@ export function idempotent(redis: Redis | Cluster, options: IdempotencyOptions):
         status,
         sealed: sealSecret(sealKey, JSON.stringify(body)),
       };
-      await redis.set(redisKey, JSON.stringify(record), 'EX', options.ttlSeconds);
+      if (options.rebuildsAnswers) await storeIfOwner(redisKey, claim, JSON.stringify(record), options.ttlSeconds);
+      else await redis.set(redisKey, JSON.stringify(record), 'EX', options.ttlSeconds);
     });
     next();
   };
@@ -139,14 +182,15 @@ export function markReplayed(res: Response): void {
 }
 
 /** The record of a key already claimed, if this request may use it: the same request, not a conflict. */
-function storedRecord(stored: string | null, fingerprint: string): Exclude<StoredRecord, { state: 'in_flight' }> {
+function storedRecord(stored: string | null, fingerprint: string): Extract<StoredRecord, { state: 'done' }> {
   // Expired between our SET NX and GET: rare, and a conflict is a safe answer to retry.
   if (stored === null) throw new AppError('idempotency_request_in_progress');
   const record = JSON.parse(stored) as StoredRecord;
   if (record.fingerprint !== fingerprint) {
     throw new AppError('idempotency_key_reused', 'this Idempotency-Key was used with a different request');
   }
-  if (record.state === 'in_flight') throw new AppError('idempotency_request_in_progress');
+  // A rebuilt answer's record is answered only by CLAIM_RUN, which runs the route instead.
+  if (record.state !== 'done') throw new AppError('idempotency_request_in_progress');
   return record;
 }
 

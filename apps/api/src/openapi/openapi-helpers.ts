@@ -41,11 +41,19 @@ export const pageParams = (startingAfter: string) => [
   },
 ];
 
-/** The Idempotency-Key header parameter; `scope` says whose keys are kept apart. */
-export const idempotencyKeyParam = (scope: string) => ({
+const STORED_RETRY =
+  'A retry with the same key and body gets the stored answer (with Idempotent-Replayed: true) for IDEMPOTENCY_TTL_SECONDS (10 minutes; a 5xx is not stored), and a retry while the first request runs is 409 idempotency_request_in_progress.';
+const REBUILT_RETRY =
+  'A retry with the same key and body for IDEMPOTENCY_TTL_SECONDS (10 minutes) gets the work the first request did, never done twice, even while the first request still runs: the same 2xx answer, or the stored 4xx (with Idempotent-Replayed: true, on whichever run found the work done).';
+
+/**
+ * The Idempotency-Key header parameter; `scope` says whose keys are kept apart, `rebuilt` that the
+ * route answers a retry from its work rather than from a stored answer (idempotency's rebuildsAnswers).
+ */
+export const idempotencyKeyParam = (scope: string, rebuilt = false) => ({
   name: 'Idempotency-Key',
   in: 'header',
   required: false,
   schema: { type: 'string', minLength: 1, maxLength: MAX_KEY_LENGTH, pattern: KEY_FORMAT.source },
-  description: `Optional; 1 to ${MAX_KEY_LENGTH} visible ASCII characters, else 400 invalid_idempotency_key. ${scope}, and to the credentials sent. A retry with the same key and body gets the stored answer (with Idempotent-Replayed: true) for IDEMPOTENCY_TTL_SECONDS (10 minutes; a 5xx is not stored); the same key with another body is 422 idempotency_key_reused, and a retry while the first request runs is 409 idempotency_request_in_progress.`,
+  description: `Optional; 1 to ${MAX_KEY_LENGTH} visible ASCII characters, else 400 invalid_idempotency_key. ${scope}, and to the credentials sent. ${rebuilt ? REBUILT_RETRY : STORED_RETRY} The same key with another body is 422 idempotency_key_reused.`,
 });

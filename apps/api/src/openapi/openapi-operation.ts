@@ -43,6 +43,8 @@ export interface OperationSpec {
   errors: Codes;
   /** Honours Idempotency-Key; says who a key belongs to, e.g. 'Scoped to the route and the client address'. */
   idempotency?: string;
+  /** With `idempotency`: a retry runs the route again, which finds its work (idempotency's rebuildsAnswers). */
+  rebuildsAnswers?: boolean;
   /** Requests a minute per client address, for a rate-limited route. */
   rateLimitPerMinute?: (config: Config) => number;
 }
@@ -77,12 +79,15 @@ const IDEMPOTENCY_ERRORS: Codes = {
   idempotency_key_reused: 'this Idempotency-Key was used with another method, path or body',
 };
 
+/** A retry runs again rather than wait for the first run: nothing is in progress. */
+const { idempotency_request_in_progress: _inProgress, ...REBUILT_IDEMPOTENCY_ERRORS } = IDEMPOTENCY_ERRORS;
+
 /** Every code of the operation, each with its explanation: the operation's own text wins. */
 function codesOf(spec: OperationSpec, config: Config, perMinute: number | undefined): Codes {
   return {
     ...houseErrors(spec, config),
     ...spec.access.errors,
-    ...(spec.idempotency && IDEMPOTENCY_ERRORS),
+    ...(spec.idempotency && (spec.rebuildsAnswers ? REBUILT_IDEMPOTENCY_ERRORS : IDEMPOTENCY_ERRORS)),
     ...(perMinute !== undefined && {
       rate_limited: `more than ${perMinute} requests a minute from this client address; detail.retry_after_seconds and Retry-After say when to retry`,
     }),
@@ -138,7 +143,10 @@ export function describeOperation(spec: OperationSpec, tag: string, config: Conf
       `Rate limited: ${perMinute} requests a minute per client address, shared by every replica (see the RateLimit headers).`,
     spec.strictQuery && 'Query parameters not listed here are refused with 400 invalid_query.',
   ].filter(Boolean);
-  const parameters = [...(spec.parameters ?? []), ...(spec.idempotency ? [idempotencyKeyParam(spec.idempotency)] : [])];
+  const parameters = [
+    ...(spec.parameters ?? []),
+    ...(spec.idempotency ? [idempotencyKeyParam(spec.idempotency, spec.rebuildsAnswers)] : []),
+  ];
   const operation = {
     operationId: spec.operationId,
     summary: spec.summary,
