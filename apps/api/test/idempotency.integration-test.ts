@@ -566,11 +566,15 @@ describe('Idempotency-Key on a route whose work answers its retries (rebuildsAns
       .use(requestDeadline(5_000))
       .use(express.json());
     const once = idempotencyFor(t.deps.redis, t.deps.config);
-    app.post('/work', once(`work-${randomUUID()}`, undefined, { rebuildsAnswers: true }), async (_req, res) => {
-      const run = runs[calls++];
-      if (!run) throw new Error('more runs than the test planned');
-      await run(res);
-    });
+    app.post(
+      '/work',
+      once(`work-${randomUUID()}`, undefined, { rebuildsAnswers: { forSeconds: 86_400 } }),
+      async (_req, res) => {
+        const run = runs[calls++];
+        if (!run) throw new Error('more runs than the test planned');
+        await run(res);
+      },
+    );
     app.use(errorHandler);
     const key = randomUUID();
     return {
@@ -603,6 +607,35 @@ describe('Idempotency-Key on a route whose work answers its retries (rebuildsAns
       'true',
     ]);
     expect(route.calls()).toBe(1);
+  });
+
+  it('when a retry takes the key over and refuses while the first run still works, then its refusal is not stored: the first run may yet do the work', async () => {
+    let letFirstAnswer!: () => void;
+    const firstMayAnswer = new Promise<void>((resolve) => (letFirstAnswer = resolve));
+    const route = rebuildingRoute([
+      async (res) => {
+        await within(firstMayAnswer, 5_000, 'the first run to be let go');
+        res.json({ placed: true });
+      },
+      () => {
+        throw new AppError('insufficient_capacity');
+      },
+      (res) => void res.json({ placed: true, found: true }),
+    ]);
+
+    const first = route.send().then((res) => res);
+    await waitUntil(async () => route.calls() === 1, { timeoutMs: 5_000, intervalMs: 10, what: 'the first run' });
+    const retry = await route.send();
+    letFirstAnswer();
+
+    expect([retry.status, (await first).status]).toEqual([409, 200]);
+    const next = await route.send();
+    expect([next.status, next.body, next.headers['idempotent-replayed']]).toEqual([
+      200,
+      { placed: true, found: true },
+      undefined,
+    ]);
+    expect(route.calls()).toBe(3);
   });
 
   it('when a retry takes the key over while the first run works, then the first run refusing later stores nothing, and the next retry gets the work again', async () => {

@@ -88,13 +88,6 @@ describe('loadConfig', () => {
     expect(loadConfig({ REQUEST_TIMEOUT_MS: '3000', DB_CONNECT_TIMEOUT_MS: '1000' }).requestTimeoutMs).toBe(3_000);
   });
 
-  it('when IDEMPOTENCY_TTL_SECONDS is over a day, then it refuses to start (a retried hold finds its hold for a day)', () => {
-    expect(configErrorOf(() => loadConfig({ IDEMPOTENCY_TTL_SECONDS: '86401' }))).toContain(
-      'IDEMPOTENCY_TTL_SECONDS: must be at most 86400',
-    );
-    expect(loadConfig({ IDEMPOTENCY_TTL_SECONDS: '86400' }).idempotencyTtlSeconds).toBe(86_400);
-  });
-
   it('when settings are given, then they override the defaults', () => {
     const config = loadConfig({
       PORT: '8080',

@@ -6,23 +6,13 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-function parsePositiveInt(input: string): number {
+const positiveInt = makeValidator<number>((input) => {
   const value = Number(input);
   if (!/^\d+$/.test(String(input).trim()) || !Number.isSafeInteger(value) || value < 1) {
     throw new Error('must be a positive integer');
   }
   return value;
-}
-
-const positiveInt = makeValidator<number>(parsePositiveInt);
-
-/** A positive integer no greater than `max`; `why` says why not. */
-const positiveIntUpTo = (max: number, why: string) =>
-  makeValidator<number>((input) => {
-    const value = parsePositiveInt(input);
-    if (value > max) throw new Error(`must be at most ${max} (${why})`);
-    return value;
-  });
+});
 
 const nonNegativeInt = makeValidator<number>((input) => {
   const value = Number(input);
@@ -83,12 +73,6 @@ const retryDelays = makeValidator<number[]>((input) => {
  * The connection factories apply them too when a caller passes none: the dispatcher, the CLIs,
  * the benches.
  */
-/**
- * The longest an Idempotency-Key is kept: a day, as Stripe keeps them. A hold's record outlives
- * its hold by as much, so a retried hold request finds the hold its key placed.
- */
-export const MAX_IDEMPOTENCY_TTL_SECONDS = 86_400;
-
 export const DB_TIMEOUT_DEFAULTS = { connectTimeoutMs: 5_000, statementTimeoutMs: 5_000, transactionTimeoutMs: 10_000 };
 export const REDIS_TIMEOUT_DEFAULTS = { connectTimeoutMs: 5_000, commandTimeoutMs: 2_000 };
 
@@ -127,10 +111,7 @@ const specs = {
     default: 60,
     desc: 'How often the lifecycle worker looks for held bookings to cancel, and for booking refunds Stripe never answered about',
   }),
-  IDEMPOTENCY_TTL_SECONDS: positiveIntUpTo(
-    MAX_IDEMPOTENCY_TTL_SECONDS,
-    'a day',
-  )({ default: 600, desc: 'How long an Idempotency-Key response is replayed' }),
+  IDEMPOTENCY_TTL_SECONDS: positiveInt({ default: 600, desc: 'How long an Idempotency-Key response is replayed' }),
   IDEMPOTENCY_IN_FLIGHT_SECONDS: positiveInt({
     default: 60,
     desc: 'How long a retry is told 409 in progress when the first request never answered (its process died)',

@@ -4,6 +4,7 @@ import { idempotencyFor, idempotencyRef, markReplayed } from '../http/idempotenc
 import { perIpRateLimit } from '../http/rate-limit';
 import { createParser } from '../http/validation';
 import { HoldRequest } from './hold-schemas';
+import { HOLD_RECORD_GRACE_SECONDS } from './hold-store';
 import { placeHold } from './place-hold';
 
 const parseHoldRequest = createParser(HoldRequest);
@@ -16,7 +17,7 @@ export function holdRoutes(deps: AppDeps): Router {
     perIpRateLimit(deps.redis, { name: 'holds', perMinute: deps.config.rateLimits.holdsPerMinute }),
     // A retried hold finds the hold its first run placed (placeHold), so its answer is rebuilt
     // rather than stored.
-    once('hold', undefined, { rebuildsAnswers: true }),
+    once('hold', undefined, { rebuildsAnswers: { forSeconds: HOLD_RECORD_GRACE_SECONDS } }),
     async (req, res) => {
       const { hold, replayed } = await placeHold(deps, parseHoldRequest(req.body), idempotencyRef(res));
       if (replayed) markReplayed(res);

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { MAX_IDEMPOTENCY_TTL_SECONDS } from '@booking/config';
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { BOOKED, CONVERT, COUNT, FORGET, PLACE, READ, RELEASE, RESERVE } from './hold-scripts';
@@ -40,11 +39,11 @@ export type PlaceOutcome =
 export const SLOT_MIRROR_TTL_MS = 30_000;
 
 /**
- * How long a hold's record outlives the hold: converting an expired hold then answers 410
- * hold_expired rather than 404, and a retried hold request finds the hold for as long as its
- * Idempotency-Key lives (see idempotency's rebuildsAnswers).
+ * How long a hold's record outlives the hold (a day): converting an expired hold then answers 410
+ * hold_expired rather than 404, and a retried hold request finds the hold it placed (see
+ * idempotency's rebuildsAnswers) for at least as long.
  */
-const RECORD_GRACE_SECONDS = MAX_IDEMPOTENCY_TTL_SECONDS;
+export const HOLD_RECORD_GRACE_SECONDS = 24 * 60 * 60;
 
 /**
  * Reads of the slot a hold makes before it takes its snapshot as it is: each read that a change
@@ -163,7 +162,7 @@ export class HoldStore {
       hold.id,
       hold.seats,
       this.ttlSeconds * 1000,
-      this.ttlSeconds + RECORD_GRACE_SECONDS,
+      this.ttlSeconds + HOLD_RECORD_GRACE_SECONDS,
       hold.experienceId,
       hold.slotId,
       SLOT_MIRROR_TTL_MS,

@@ -13,26 +13,26 @@ type StoredRecord =
   | { state: 'done'; fingerprint: string; status: number; sealed: string };
 
 /**
- * For `rebuildsAnswers`: claims the key for this run, or takes it over from an earlier run of the
- * same request that stored no answer, and answers nothing (run the route); otherwise answers the
- * record (a stored answer, or another request's). The run that claimed last owns the record.
+ * For `rebuildsAnswers`: claims the key for this run (answers 1), or takes it over from an earlier
+ * run of the same request that stored no answer (answers 0), and the route runs; otherwise answers
+ * the record (a stored answer, or another request's). The run that claimed last owns the record.
  * KEYS: the record. ARGV: this run's claim, its lifetime in seconds, the request's fingerprint.
  */
 const CLAIM_RUN = `
 local stored = redis.call('GET', KEYS[1])
-if stored then
-  local record = cjson.decode(stored)
-  if record.state ~= 'rebuild' or record.fingerprint ~= ARGV[3] then return stored end
-  redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
-else
+if not stored then
   redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+  return 1
 end
-return false
+local record = cjson.decode(stored)
+if record.state ~= 'rebuild' or record.fingerprint ~= ARGV[3] then return stored end
+redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
+return 0
 `;
 
 /**
- * Stores a run's answer only while the run still owns the record: a later run of the same
- * request took it over, and its answer (a hold it placed, say) is the one a retry must get.
+ * Stores a run's answer only while the run still owns the record: once a later run of the same
+ * request took it over, that run may do the work (place the hold), and a retry must find it.
  * KEYS: the record. ARGV: the run's claim, the answer's record, its lifetime in seconds.
  */
 const STORE_IF_OWNER = `
@@ -72,13 +72,14 @@ export interface IdempotencyOptions {
   /**
    * The route's work, run again with the same `idempotencyRef`, finds itself done and answers as
    * the first run did, without doing it twice (a hold: its id is derived from the ref, and placing
-   * it again finds it). Its 2xx answers are then not stored: the claim, kept for `ttlSeconds`, says
-   * "run it again", and a retry, even one that arrives while the first run is still working, takes
-   * the key over, runs the route and gets the work's answer. A 4xx answer is stored if no later run
-   * took the key over. This saves the hottest route a Redis write on every request. The work must
-   * stay findable for `ttlSeconds`.
+   * it again finds it), for at least `forSeconds`. Its 2xx answers are then not stored: the claim,
+   * kept for `ttlSeconds` (at most `forSeconds`), says "run it again", and a retry, even one that
+   * arrives while the first run is still working, takes the key over, runs the route and gets the
+   * work's answer. A 4xx answer is stored only by a run that claimed a free key and still owns it:
+   * the run it was taken from, or a run it took over from that is still working, may yet do the
+   * work. This saves the hottest route a Redis write on every request.
    */
-  rebuildsAnswers?: boolean;
+  rebuildsAnswers?: { forSeconds: number };
 }
 
 function fingerprintOf(req: Request): string {
@@ -134,10 +135,14 @@ export function idempotent(redis: Redis | Cluster, options: IdempotencyOptions):
     const fingerprint = fingerprintOf(req);
 
     let claim: string;
+    let tookOver = false;
     if (options.rebuildsAnswers) {
-      claim = JSON.stringify({ state: 'rebuild', fingerprint, run: randomUUID() });
-      const stored = (await claimRun(redisKey, claim, options.ttlSeconds, fingerprint)) as string | null;
-      if (stored !== null) return replay(res, storedRecord(stored, fingerprint), sealKey);
+      const record: StoredRecord = { state: 'rebuild', fingerprint, run: randomUUID() };
+      claim = JSON.stringify(record);
+      const seconds = Math.min(options.ttlSeconds, options.rebuildsAnswers.forSeconds);
+      const claimed = (await claimRun(redisKey, claim, seconds, fingerprint)) as number | string;
+      if (typeof claimed === 'string') return replay(res, storedRecord(claimed, fingerprint), sealKey);
+      tookOver = claimed === 0;
     } else {
       claim = JSON.stringify({ state: 'in_flight', fingerprint });
       const claimed = await redis.set(redisKey, claim, 'EX', options.inFlightSeconds, 'NX');
@@ -160,8 +165,8 @@ export function idempotent(redis: Redis | Cluster, options: IdempotencyOptions):
         status,
         sealed: sealSecret(sealKey, JSON.stringify(body)),
       };
-      if (options.rebuildsAnswers) await storeIfOwner(redisKey, claim, JSON.stringify(record), options.ttlSeconds);
-      else await redis.set(redisKey, JSON.stringify(record), 'EX', options.ttlSeconds);
+      if (!options.rebuildsAnswers) await redis.set(redisKey, JSON.stringify(record), 'EX', options.ttlSeconds);
+      else if (!tookOver) await storeIfOwner(redisKey, claim, JSON.stringify(record), options.ttlSeconds);
     });
     next();
   };
