@@ -140,9 +140,12 @@ export function idempotent(redis: Redis | Cluster, options: IdempotencyOptions):
       const record: StoredRecord = { state: 'rebuild', fingerprint, run: randomUUID() };
       claim = JSON.stringify(record);
       const seconds = Math.min(options.ttlSeconds, options.rebuildsAnswers.forSeconds);
-      const claimed = (await claimRun(redisKey, claim, seconds, fingerprint)) as number | string;
-      if (typeof claimed === 'string') return replay(res, storedRecord(claimed, fingerprint), sealKey);
-      tookOver = claimed === 0;
+      // A free key, as it nearly always is, is claimed by a plain SET NX; a retry's by the script.
+      if ((await redis.set(redisKey, claim, 'EX', seconds, 'NX')) !== 'OK') {
+        const claimed = (await claimRun(redisKey, claim, seconds, fingerprint)) as number | string;
+        if (typeof claimed === 'string') return replay(res, storedRecord(claimed, fingerprint), sealKey);
+        tookOver = claimed === 0;
+      }
     } else {
       claim = JSON.stringify({ state: 'in_flight', fingerprint });
       const claimed = await redis.set(redisKey, claim, 'EX', options.inFlightSeconds, 'NX');
