@@ -423,7 +423,7 @@ describe('Idempotency-Key on POST /api/bookings/hold and POST /api/bookings', ()
     });
     afterAll(() => short.close());
 
-    it('when IDEMPOTENCY_TTL_SECONDS has passed, then the key is forgotten but the same request still finds its own hold', async () => {
+    it('when IDEMPOTENCY_TTL_SECONDS has passed, then the same request still finds its own hold, never a second one', async () => {
       const demo = await seedTenant(short.deps);
       const { experience, slot } = kayak(demo);
       const ip = clientIp();
@@ -566,22 +566,44 @@ describe('Idempotency-Key on a route whose work answers its retries (rebuildsAns
       .use(requestDeadline(5_000))
       .use(express.json());
     const once = idempotencyFor(t.deps.redis, t.deps.config);
-    app.post(
-      '/work',
-      once(`work-${randomUUID()}`, undefined, { rebuildsAnswers: { forSeconds: 86_400 } }),
-      async (_req, res) => {
-        const run = runs[calls++];
-        if (!run) throw new Error('more runs than the test planned');
-        await run(res);
-      },
-    );
+    const scope = `work-${randomUUID()}`;
+    app.post('/work', once(scope, undefined, { rebuildsAnswers: { forSeconds: 86_400 } }), async (_req, res) => {
+      const run = runs[calls++];
+      if (!run) throw new Error('more runs than the test planned');
+      await run(res);
+    });
     app.use(errorHandler);
     const key = randomUUID();
     return {
       send: () => request(app).post('/work').set('Idempotency-Key', key).send({ n: 1 }),
       calls: () => calls,
+      /** The Redis record of the key (there is one key per route). */
+      record: async () => {
+        const [name, ...others] = await t.deps.redis.keys(`idem:${scope}:rebuilt:*`);
+        if (!name || others.length > 0) throw new Error(`expected one record of ${scope}`);
+        return name;
+      },
     };
   }
+
+  it('when a retry takes over a key about to lapse, then the key lives on at least as long as a run may work', async () => {
+    const route = rebuildingRoute([
+      () => {
+        throw new Error('the first run fails (5xx): its claim stays');
+      },
+      (res) => void res.json({ ran: 2 }),
+    ]);
+    expect((await route.send()).status).toBe(500);
+    const record = await route.record();
+    expect(await t.deps.redis.ttl(record)).toBeGreaterThan(t.deps.config.idempotencyInFlightSeconds);
+    await t.deps.redis.expire(record, 2);
+
+    expect((await route.send()).body).toEqual({ ran: 2 });
+
+    const left = await t.deps.redis.ttl(record);
+    expect(left).toBeGreaterThanOrEqual(t.deps.config.idempotencyInFlightSeconds - 1);
+    expect(left).toBeLessThanOrEqual(t.deps.config.idempotencyInFlightSeconds);
+  });
 
   it('when a 2xx was answered, then a retry runs the route again rather than replaying a stored answer', async () => {
     const route = rebuildingRoute([(res) => void res.json({ run: 1 }), (res) => void res.json({ run: 2 })]);

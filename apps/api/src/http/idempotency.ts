@@ -15,8 +15,11 @@ type StoredRecord =
 /**
  * For `rebuildsAnswers`: claims the key for this run (answers 1), or takes it over from an earlier
  * run of the same request that stored no answer (answers 0), and the route runs; otherwise answers
- * the record (a stored answer, or another request's). The run that claimed last owns the record.
- * KEYS: the record. ARGV: this run's claim, its lifetime in seconds, the request's fingerprint.
+ * the record (a stored answer, or another request's). The run that claimed last owns the record. A
+ * key taken over keeps its lifetime, but lives at least as long as a run may work, so that no
+ * later run finds it free (and keeps a refusal) while this one may still do the work.
+ * KEYS: the record. ARGV: this run's claim, its lifetime in seconds, the request's fingerprint, the
+ * longest a run may work in seconds.
  */
 const CLAIM_RUN = `
 local stored = redis.call('GET', KEYS[1])
@@ -27,6 +30,7 @@ end
 local record = cjson.decode(stored)
 if record.state ~= 'rebuild' or record.fingerprint ~= ARGV[3] then return stored end
 redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
+if redis.call('TTL', KEYS[1]) < tonumber(ARGV[4]) then redis.call('EXPIRE', KEYS[1], ARGV[4]) end
 return 0
 `;
 
@@ -73,11 +77,12 @@ export interface IdempotencyOptions {
    * The route's work, run again with the same `idempotencyRef`, finds itself done and answers as
    * the first run did, without doing it twice (a hold: its id is derived from the ref, and placing
    * it again finds it), for at least `forSeconds`. Its 2xx answers are then not stored: the claim,
-   * kept for `ttlSeconds` (at most `forSeconds`), says "run it again", and a retry, even one that
-   * arrives while the first run is still working, takes the key over, runs the route and gets the
-   * work's answer. A 4xx answer is stored only by a run that claimed a free key and still owns it:
-   * the run it was taken from, or a run it took over from that is still working, may yet do the
-   * work. This saves the hottest route a Redis write on every request.
+   * kept for `ttlSeconds` (at most `forSeconds`, at least `inFlightSeconds`, which must be shorter),
+   * says "run it again", and a retry, even one that arrives while the first run is still working,
+   * takes the key over, runs the route and gets the work's answer. A 4xx answer is stored only by
+   * a run that claimed a free key and still owns it: the run it was taken from, or a run it took
+   * over from that is still working, may yet do the work. This saves the hottest route a Redis
+   * write on every request.
    */
   rebuildsAnswers?: { forSeconds: number };
 }
@@ -136,13 +141,16 @@ export function idempotent(redis: Redis | Cluster, options: IdempotencyOptions):
 
     let claim: string;
     let tookOver = false;
+    let keySeconds = options.ttlSeconds;
     if (options.rebuildsAnswers) {
       const record: StoredRecord = { state: 'rebuild', fingerprint, run: randomUUID() };
       claim = JSON.stringify(record);
-      const seconds = Math.min(options.ttlSeconds, options.rebuildsAnswers.forSeconds);
+      // Long enough for the run to end; no longer than the work can be found.
+      keySeconds = Math.max(options.inFlightSeconds, Math.min(options.ttlSeconds, options.rebuildsAnswers.forSeconds));
       // A free key, as it nearly always is, is claimed by a plain SET NX; a retry's by the script.
-      if ((await redis.set(redisKey, claim, 'EX', seconds, 'NX')) !== 'OK') {
-        const claimed = (await claimRun(redisKey, claim, seconds, fingerprint)) as number | string;
+      if ((await redis.set(redisKey, claim, 'EX', keySeconds, 'NX')) !== 'OK') {
+        const claimed = (await claimRun(redisKey, claim, keySeconds, fingerprint, options.inFlightSeconds)) as
+          number | string;
         if (typeof claimed === 'string') return replay(res, storedRecord(claimed, fingerprint), sealKey);
         tookOver = claimed === 0;
       }
@@ -169,7 +177,7 @@ export function idempotent(redis: Redis | Cluster, options: IdempotencyOptions):
         sealed: sealSecret(sealKey, JSON.stringify(body)),
       };
       if (!options.rebuildsAnswers) await redis.set(redisKey, JSON.stringify(record), 'EX', options.ttlSeconds);
-      else if (!tookOver) await storeIfOwner(redisKey, claim, JSON.stringify(record), options.ttlSeconds);
+      else if (!tookOver) await storeIfOwner(redisKey, claim, JSON.stringify(record), keySeconds);
     });
     next();
   };
