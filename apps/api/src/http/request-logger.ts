@@ -26,7 +26,8 @@ declare module 'node:http' {
 
 // One getter on the prototype, rather than one defined on each request: an accessor defined on
 // an object gives it a shape of its own, and every property Express and the routes then read or
-// set on the request was a slower lookup (5% of a hold's throughput, measured).
+// set on the request was a slower lookup (with the rate limit's key read without an IPv6 parse,
+// 1-5% of a hold's CPU in A/B runs).
 Object.defineProperty(IncomingMessage.prototype, 'log', {
   configurable: true,
   get(this: IncomingMessage): Logger {
