@@ -1,46 +1,38 @@
 import type { DemoTenant } from '@booking/db';
 import {
-  createIsolatedDatabase,
-  createTestApp,
   deliverStripeEvent,
   type FakeInvoice,
   type FakeStripe,
   pendingRecurringMembership,
-  seedTenant,
   signedBillingEvent,
-  startFakeStripe,
-  stopFakeStripe,
-  stripeEnv,
   TEST_WEBHOOK_SECRET,
   type TestApp,
 } from '@booking/test-kit';
 import { endUnpaidMemberships } from '../src/membership-billing/end-unpaid-memberships';
 import { reconcileMemberships } from '../src/membership-billing/reconcile-memberships';
+import {
+  type BillingJobsWorld,
+  startBillingJobsWorld,
+  stopBillingJobsWorld,
+  untilDone,
+} from './support/billing-jobs-world';
 
 // The recurring-billing jobs as the lifecycle worker runs them, two at once on separate
 // connection pools as two worker pods would: the grace job ending memberships whose payment
 // never came, and the reconcile job repairing what lost notifications left behind. The jobs
 // cover every tenant, so this file has a database of its own.
 
-let isolated: Awaited<ReturnType<typeof createIsolatedDatabase>>;
 let fake: FakeStripe;
 let t: TestApp;
 let second: TestApp;
 let demo: DemoTenant;
+let world: BillingJobsWorld;
 
 beforeAll(async () => {
-  isolated = await createIsolatedDatabase();
-  fake = await startFakeStripe();
-  t = createTestApp({ ...isolated.env, ...stripeEnv(fake.url), MEMBERSHIP_RECONCILE_SECONDS: '3600' });
-  second = createTestApp({ ...isolated.env, ...stripeEnv(fake.url), MEMBERSHIP_RECONCILE_SECONDS: '3600' });
-  demo = await seedTenant(t.deps);
+  world = await startBillingJobsWorld(3600);
+  ({ fake, t, second, demo } = world);
 });
-afterAll(async () => {
-  await second.close();
-  await t.close();
-  await stopFakeStripe(fake);
-  await isolated.drop();
-});
+afterAll(() => stopBillingJobsWorld(world));
 
 const paid = (invoice: FakeInvoice) => signedBillingEvent('invoice.paid', invoice, { secret: TEST_WEBHOOK_SECRET });
 const failed = (invoice: FakeInvoice) =>
@@ -53,17 +45,6 @@ async function deliver(event: { payload: string; signature: string }) {
 const events = (membershipId: string, name: string) =>
   t.deps.db.event.findMany({ where: { entityId: membershipId, name }, orderBy: { createdAt: 'asc' } });
 const membershipOf = (id: string) => t.deps.db.membership.findUniqueOrThrow({ where: { id } });
-
-/** What the worker does each tick: batches until one changes nothing (bounded here). */
-async function untilDone(batch: () => Promise<number>): Promise<number> {
-  let total = 0;
-  for (let batches = 1; batches <= 20; batches += 1) {
-    const changed = await batch();
-    if (changed === 0) return total;
-    total += changed;
-  }
-  throw new Error('the job never ran out of work');
-}
 
 async function activeMembership() {
   const m = await pendingRecurringMembership(t.deps.db, fake, demo.tenant.id);

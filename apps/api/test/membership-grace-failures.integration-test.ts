@@ -1,22 +1,23 @@
 import type { DemoTenant } from '@booking/db';
 import {
-  createIsolatedDatabase,
-  createTestApp,
   deliverStripeEvent,
   type FakeInvoice,
   type FakeStripe,
   pendingRecurringMembership,
-  seedTenant,
   signedBillingEvent,
-  startFakeStripe,
-  stopFakeStripe,
-  stripeEnv,
   TEST_WEBHOOK_SECRET,
   type TestApp,
 } from '@booking/test-kit';
 import { lifecycleJobs } from '../src/jobs/lifecycle-jobs';
 import type { WorkerDeps } from '../src/jobs/worker-deps';
 import { endUnpaidMemberships, GRACE_END_BATCH } from '../src/membership-billing/end-unpaid-memberships';
+import {
+  type BillingJobsWorld,
+  hideSubscription,
+  startBillingJobsWorld,
+  stopBillingJobsWorld,
+  untilDone,
+} from './support/billing-jobs-world';
 
 // The grace job when it cannot end some memberships (Stripe will not show their subscriptions, or
 // shows ones that leave them paused): more of them than a batch holds, oldest grace first, must
@@ -25,26 +26,17 @@ import { endUnpaidMemberships, GRACE_END_BATCH } from '../src/membership-billing
 
 const RECONCILE_SECONDS = 3600;
 
-let isolated: Awaited<ReturnType<typeof createIsolatedDatabase>>;
 let fake: FakeStripe;
 let t: TestApp;
 let second: TestApp;
 let demo: DemoTenant;
+let world: BillingJobsWorld;
 
 beforeAll(async () => {
-  isolated = await createIsolatedDatabase();
-  fake = await startFakeStripe();
-  const env = { ...isolated.env, ...stripeEnv(fake.url), MEMBERSHIP_RECONCILE_SECONDS: String(RECONCILE_SECONDS) };
-  t = createTestApp(env);
-  second = createTestApp(env);
-  demo = await seedTenant(t.deps);
+  world = await startBillingJobsWorld(RECONCILE_SECONDS);
+  ({ fake, t, second, demo } = world);
 });
-afterAll(async () => {
-  await second.close();
-  await t.close();
-  await stopFakeStripe(fake);
-  await isolated.drop();
-});
+afterAll(() => stopBillingJobsWorld(world));
 
 const membershipOf = (id: string) => t.deps.db.membership.findUniqueOrThrow({ where: { id } });
 const readsOf = (subscriptionId: string) => fake.requestsTo('GET', `/v1/subscriptions/${subscriptionId}`).length;
@@ -93,13 +85,6 @@ async function pausedAfterPaying(minutesAgo: number) {
   return m;
 }
 
-/** Stripe answers 404 for the subscription until the returned function is called. */
-function hideSubscription(subscriptionId: string): () => void {
-  const subscription = fake.billing.subscriptions.get(subscriptionId)!;
-  fake.billing.subscriptions.delete(subscriptionId);
-  return () => fake.billing.subscriptions.set(subscriptionId, subscription);
-}
-
 /** One scheduled run of the grace job, as a worker pod runs it; whether it ended by itself. */
 async function scheduledRun(app: TestApp, reconcileSeconds: number): Promise<boolean> {
   const config = { ...app.deps.config, memberships: { ...app.deps.config.memberships, reconcileSeconds } };
@@ -116,17 +101,6 @@ async function scheduledRun(app: TestApp, reconcileSeconds: number): Promise<boo
   return !stop.signal.aborted;
 }
 
-/** Batches until one tries nothing (bounded here). */
-async function untilDone(batch: () => Promise<number>): Promise<number> {
-  let total = 0;
-  for (let batches = 1; batches <= 20; batches += 1) {
-    const tried = await batch();
-    if (tried === 0) return total;
-    total += tried;
-  }
-  throw new Error('the job never ran out of work');
-}
-
 describe('grace job failures', () => {
   it('when more memberships than a batch holds fail at Stripe every time, then the one behind them is ended in the same run, the run ends, and the failed ones are not tried again before MEMBERSHIP_RECONCILE_SECONDS and are after', async () => {
     // The failing ones' grace ran out first, so they head the queue.
@@ -136,7 +110,7 @@ describe('grace job failures', () => {
     for (let i = 0; i <= GRACE_END_BATCH; i += 1) failing.push(await graceOver(200 - i));
     expect(failing.length).toBeGreaterThan(GRACE_END_BATCH);
     const healthy = await graceOver(1);
-    const shows = failing.map((m) => hideSubscription(m.subscriptionId));
+    const shows = failing.map((m) => hideSubscription(fake, m.subscriptionId));
     const untried = new Map(failing.map((m) => [m.membershipId, readsOf(m.subscriptionId)]));
 
     // Two pods at once, with a zero interval: every batch outlasts it, as a slow Stripe would

@@ -1,16 +1,10 @@
 import type { DemoTenant } from '@booking/db';
 import {
-  createIsolatedDatabase,
-  createTestApp,
   deliverStripeEvent,
   type FakeInvoice,
   type FakeStripe,
   pendingRecurringMembership,
-  seedTenant,
   signedBillingEvent,
-  startFakeStripe,
-  stopFakeStripe,
-  stripeEnv,
   TEST_WEBHOOK_SECRET,
   type TestApp,
   waitUntil,
@@ -18,6 +12,12 @@ import {
 import { lifecycleJobs } from '../src/jobs/lifecycle-jobs';
 import type { WorkerDeps } from '../src/jobs/worker-deps';
 import { reconcileMemberships } from '../src/membership-billing/reconcile-memberships';
+import {
+  type BillingJobsWorld,
+  hideSubscription,
+  startBillingJobsWorld,
+  stopBillingJobsWorld,
+} from './support/billing-jobs-world';
 
 // The reconcile job when Stripe will not show a subscription: it backs off from that membership
 // alone, and its failure claims no convergence, so notifications read before it still converge.
@@ -25,26 +25,17 @@ import { reconcileMemberships } from '../src/membership-billing/reconcile-member
 
 const RECONCILE_SECONDS = 3600;
 
-let isolated: Awaited<ReturnType<typeof createIsolatedDatabase>>;
 let fake: FakeStripe;
 let t: TestApp;
 let second: TestApp;
 let demo: DemoTenant;
+let world: BillingJobsWorld;
 
 beforeAll(async () => {
-  isolated = await createIsolatedDatabase();
-  fake = await startFakeStripe();
-  const env = { ...isolated.env, ...stripeEnv(fake.url), MEMBERSHIP_RECONCILE_SECONDS: String(RECONCILE_SECONDS) };
-  t = createTestApp(env);
-  second = createTestApp(env);
-  demo = await seedTenant(t.deps);
+  world = await startBillingJobsWorld(RECONCILE_SECONDS);
+  ({ fake, t, second, demo } = world);
 });
-afterAll(async () => {
-  await second.close();
-  await t.close();
-  await stopFakeStripe(fake);
-  await isolated.drop();
-});
+afterAll(() => stopBillingJobsWorld(world));
 
 const membershipOf = (id: string) => t.deps.db.membership.findUniqueOrThrow({ where: { id } });
 const readsOf = (subscriptionId: string) => fake.requestsTo('GET', `/v1/subscriptions/${subscriptionId}`).length;
@@ -63,13 +54,6 @@ const readDaysAgo = (membershipId: string, days: number) =>
     where: { id: membershipId },
     data: { stripeSyncedAt: new Date(Date.now() - days * 86_400_000) },
   });
-
-/** Stripe answers 404 for the subscription until the returned function is called. */
-function hideSubscription(subscriptionId: string): () => void {
-  const subscription = fake.billing.subscriptions.get(subscriptionId)!;
-  fake.billing.subscriptions.delete(subscriptionId);
-  return () => fake.billing.subscriptions.set(subscriptionId, subscription);
-}
 
 describe('reconcile failures', () => {
   it('when a reconcile read fails while a notification read earlier is still on its way, then that notification still converges the status (past_due)', async () => {
@@ -90,7 +74,7 @@ describe('reconcile failures', () => {
         // A supertest request is sent once it is awaited: then() sends it now.
         delivery = deliverStripeEvent(t, updated).then((response) => response);
         await waitUntil(() => readsOf(m.subscriptionId) > before, { what: 'the notification reading Stripe' });
-        const show = hideSubscription(m.subscriptionId);
+        const show = hideSubscription(fake, m.subscriptionId);
         expect(await reconcileMemberships(t.deps)).toBe(1);
         show();
       },
@@ -112,7 +96,7 @@ describe('reconcile failures', () => {
     for (const m of [hidden, shown]) fake.billing.cycle(m.subscriptionId, { outcome: 'failed' });
     await readDaysAgo(hidden.membershipId, 3);
     await readDaysAgo(shown.membershipId, 2);
-    const show = hideSubscription(hidden.subscriptionId);
+    const show = hideSubscription(fake, hidden.subscriptionId);
 
     const untried = readsOf(hidden.subscriptionId);
     const failedAt = Date.now();
@@ -137,7 +121,7 @@ describe('reconcile failures', () => {
   it('when a subscription keeps failing and each batch outlasts MEMBERSHIP_RECONCILE_SECONDS, then the scheduled run still ends, having read it once', async () => {
     const m = await activeMembership();
     await readDaysAgo(m.membershipId, 2);
-    const show = hideSubscription(m.subscriptionId);
+    const show = hideSubscription(fake, m.subscriptionId);
     try {
       // A zero interval: every batch outlasts it, as a slow Stripe would make a batch outlast a short one.
       const config = { ...t.deps.config, memberships: { ...t.deps.config.memberships, reconcileSeconds: 0 } };

@@ -7,6 +7,7 @@ import {
   createTestApp,
   type CreatedBooking,
   deliverStripeEvent,
+  type FakePaymentIntent,
   type FakeRefund,
   type FakeStripe,
   holdExpired,
@@ -80,6 +81,20 @@ describe('a card payment that does not cover what its held booking owes', () => 
     const made = await t.deps.stripe!.paymentIntents.create({ amount, currency, metadata: { booking_id: bookingId } });
     const intent = fake.succeed(made.id);
     return { intent, paid: signedPaymentSucceededEvent(intent, { secret: TEST_WEBHOOK_SECRET }) };
+  }
+
+  /**
+   * The operator refunds the payment in Stripe's dashboard; Stripe's charge.refunded lists that
+   * refund with the ones that failed before it. The notification's answer.
+   */
+  async function refundInDashboard(intent: FakePaymentIntent) {
+    const failedRefunds = await t.deps.stripe!.refunds.list({ payment_intent: intent.id });
+    const dashboard = await t.deps.stripe!.refunds.create({ payment_intent: intent.id });
+    return deliver(
+      signedChargeRefundedEvent(intent, [dashboard as FakeRefund, ...(failedRefunds.data as FakeRefund[])], {
+        secret: TEST_WEBHOOK_SECRET,
+      }),
+    );
   }
 
   /** Pays what the booking owes through our API's own PaymentIntent. */
@@ -309,13 +324,7 @@ describe('a card payment that does not cover what its held booking owes', () => 
     expect(await paymentOf(short.intent.id)).toMatchObject({ status: 'succeeded', refundedCents: 0 });
 
     // The operator gives the short payment back in Stripe's dashboard: recorded, and the flag clears.
-    const failedRefunds = await t.deps.stripe!.refunds.list({ payment_intent: short.intent.id });
-    const dashboard = await t.deps.stripe!.refunds.create({ payment_intent: short.intent.id });
-    const notified = await deliver(
-      signedChargeRefundedEvent(short.intent, [dashboard as FakeRefund, ...(failedRefunds.data as FakeRefund[])], {
-        secret: TEST_WEBHOOK_SECRET,
-      }),
-    );
+    const notified = await refundInDashboard(short.intent);
     expect(notified.status).toBe(200);
     expect(await paymentOf(short.intent.id)).toMatchObject({ status: 'refunded', refundedCents: owed - 100 });
     expect(await bookingRow(booked.booking_id)).toMatchObject({ status: 'refunded', reviewReason: null });
@@ -412,13 +421,7 @@ describe('a card payment that does not cover what its held booking owes', () => 
       .set('Authorization', bearer(demo.api_keys.manager));
     expect(reissued.status).toBe(200);
 
-    const failedRefunds = await t.deps.stripe!.refunds.list({ payment_intent: short.intent.id });
-    const dashboard = await t.deps.stripe!.refunds.create({ payment_intent: short.intent.id });
-    const notified = await deliver(
-      signedChargeRefundedEvent(short.intent, [dashboard as FakeRefund, ...(failedRefunds.data as FakeRefund[])], {
-        secret: TEST_WEBHOOK_SECRET,
-      }),
-    );
+    const notified = await refundInDashboard(short.intent);
 
     expect(notified.status).toBe(200);
     expect(await paymentOf(short.intent.id)).toMatchObject({ status: 'refunded', refundedCents: owed - 100 });

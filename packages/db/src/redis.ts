@@ -114,3 +114,20 @@ export function createRedis(target: RedisTarget, options: RedisOptions = {}): Re
 }
 
 export type { Cluster, Redis };
+
+/** A Lua script run on Redis by `redisScript`: its keys, then its arguments. */
+export type RedisScript = (keys: string[], args: (string | number)[]) => Promise<unknown>;
+
+/**
+ * Registers a script with ioredis, which then runs it by its SHA (EVALSHA) and sends the source
+ * only when the server does not know it yet (after a restart or a failover); once per client and
+ * name. Each script takes a fixed number of keys: ioredis's auto-pipelining on a cluster routes a
+ * script by its first argument, which is then its first key (with a key count given per call it
+ * would be the count, and scripts for different nodes would share a pipeline, which ioredis
+ * refuses).
+ */
+export function redisScript(redis: RedisClient, name: string, lua: string, numberOfKeys: number): RedisScript {
+  if (!(name in redis)) redis.defineCommand(name, { lua, numberOfKeys });
+  const run = (redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[name]!;
+  return (keys, args) => run.call(redis, ...keys, ...args);
+}

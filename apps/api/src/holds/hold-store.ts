@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
+import { redisScript, type RedisScript } from '@booking/db';
 import type { Logger } from 'pino';
 import { BOOKED, CONVERT, COUNT, FORGET, PLACE, READ, RELEASE, RESERVE } from './hold-scripts';
 
@@ -99,25 +100,10 @@ export function holdKeys(clustered: boolean): HoldKeys {
   };
 }
 
-type Script = (keys: string[], args: (string | number)[]) => Promise<unknown>;
-
-/**
- * Registers a script with ioredis, which then runs it by its SHA (EVALSHA) and sends the source
- * only when the server does not know it yet (after a restart or a failover). Each script takes a
- * fixed number of keys: ioredis's auto-pipelining on a cluster routes a script by its first
- * argument, which is then its first key (with a key count given per call it would be the count,
- * and scripts for different nodes would share a pipeline, which ioredis refuses).
- */
-function script(redis: Redis | Cluster, name: string, lua: string, numberOfKeys: number): Script {
-  if (!(name in redis)) redis.defineCommand(name, { lua, numberOfKeys });
-  const run = (redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[name]!;
-  return (keys, args) => run.call(redis, ...keys, ...args);
-}
-
 export class HoldStore {
   private readonly scripts: Record<
     'place' | 'count' | 'reserve' | 'read' | 'convert' | 'release' | 'booked' | 'forget',
-    Script
+    RedisScript
   >;
   private readonly keys: HoldKeys;
 
@@ -128,14 +114,14 @@ export class HoldStore {
   ) {
     this.keys = holdKeys(redis.isCluster);
     this.scripts = {
-      place: script(redis, 'holdPlace', PLACE, 4),
-      count: script(redis, 'holdCount', COUNT, 3),
-      reserve: script(redis, 'holdReserve', RESERVE, 4),
-      read: script(redis, 'holdRead', READ, 1),
-      convert: script(redis, 'holdConvert', CONVERT, 3),
-      release: script(redis, 'holdRelease', RELEASE, 4),
-      booked: script(redis, 'holdBooked', BOOKED, 1),
-      forget: script(redis, 'holdForget', FORGET, 1),
+      place: redisScript(redis, 'holdPlace', PLACE, 4),
+      count: redisScript(redis, 'holdCount', COUNT, 3),
+      reserve: redisScript(redis, 'holdReserve', RESERVE, 4),
+      read: redisScript(redis, 'holdRead', READ, 1),
+      convert: redisScript(redis, 'holdConvert', CONVERT, 3),
+      release: redisScript(redis, 'holdRelease', RELEASE, 4),
+      booked: redisScript(redis, 'holdBooked', BOOKED, 1),
+      forget: redisScript(redis, 'holdForget', FORGET, 1),
     };
   }
 

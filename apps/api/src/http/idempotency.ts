@@ -1,4 +1,5 @@
 import { createHash, createHmac, randomUUID } from 'node:crypto';
+import { redisScript } from '@booking/db';
 import { AppError } from '@booking/domain';
 import { openSecret, sealSecret } from '@booking/signing';
 import type { Request, RequestHandler, Response } from 'express';
@@ -43,15 +44,6 @@ const STORE_IF_OWNER = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3]) end
 return 1
 `;
-
-type Script = (key: string, ...args: (string | number)[]) => Promise<unknown>;
-
-/** A script ioredis runs by its SHA (see hold-store's `script`), on one key. */
-function script(redis: Redis | Cluster, name: string, lua: string): Script {
-  if (!(name in redis)) redis.defineCommand(name, { lua, numberOfKeys: 1 });
-  const run = (redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[name]!;
-  return (key, ...args) => run.call(redis, key, ...args);
-}
 
 export const MAX_KEY_LENGTH = 255;
 export const KEY_FORMAT = /^[\x21-\x7e]+$/;
@@ -117,8 +109,8 @@ function credentialsOf(req: Request): string {
  * records with the work in PostgreSQL.
  */
 export function idempotent(redis: Redis | Cluster, options: IdempotencyOptions): RequestHandler {
-  const claimRun = script(redis, 'idempotencyClaimRun', CLAIM_RUN);
-  const storeIfOwner = script(redis, 'idempotencyStoreIfOwner', STORE_IF_OWNER);
+  const claimRun = redisScript(redis, 'idempotencyClaimRun', CLAIM_RUN, 1);
+  const storeIfOwner = redisScript(redis, 'idempotencyStoreIfOwner', STORE_IF_OWNER, 1);
   return async (req, res, next) => {
     const key = req.get('Idempotency-Key');
     if (key === undefined) return next();
@@ -149,7 +141,7 @@ export function idempotent(redis: Redis | Cluster, options: IdempotencyOptions):
       keySeconds = Math.max(options.inFlightSeconds, Math.min(options.ttlSeconds, options.rebuildsAnswers.forSeconds));
       // A free key, as it nearly always is, is claimed by a plain SET NX; a retry's by the script.
       if ((await redis.set(redisKey, claim, 'EX', keySeconds, 'NX')) !== 'OK') {
-        const claimed = (await claimRun(redisKey, claim, keySeconds, fingerprint, options.inFlightSeconds)) as
+        const claimed = (await claimRun([redisKey], [claim, keySeconds, fingerprint, options.inFlightSeconds])) as
           number | string;
         if (typeof claimed === 'string') return replay(res, storedRecord(claimed, fingerprint), sealKey);
         tookOver = claimed === 0;
@@ -177,7 +169,7 @@ export function idempotent(redis: Redis | Cluster, options: IdempotencyOptions):
         sealed: sealSecret(sealKey, JSON.stringify(body)),
       };
       if (!options.rebuildsAnswers) await redis.set(redisKey, JSON.stringify(record), 'EX', options.ttlSeconds);
-      else if (!tookOver) await storeIfOwner(redisKey, claim, JSON.stringify(record), keySeconds);
+      else if (!tookOver) await storeIfOwner([redisKey], [claim, JSON.stringify(record), keySeconds]);
     });
     next();
   };
