@@ -9,6 +9,7 @@ import { ReceiverAgents } from './delivery/receiver-agents';
 import { createMetrics } from './metrics';
 import { startOutboxRelay } from './relay/outbox-relay';
 import { createAttemptRecorder } from './worker/attempt-recorder';
+import { EndpointSecrets } from './worker/endpoint-secrets';
 import { createDeliveryReader } from './worker/read-delivery';
 import { startDeliveryWorker } from './worker/delivery-worker';
 
@@ -47,7 +48,10 @@ export async function startDispatcher(
   });
   const agents = new ReceiverAgents();
   const reader = createDeliveryReader(sql);
-  const worker = startDeliveryWorker({ db, reader, recorder, agents, config, logger, metrics }, connection);
+  const worker = startDeliveryWorker(
+    { db, reader, recorder, agents, secrets: new EndpointSecrets(config.webhooks.secretKey), config, logger, metrics },
+    connection,
+  );
   const stopRelay = await startOutboxRelay({
     sql,
     queue,

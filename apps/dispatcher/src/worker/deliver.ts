@@ -9,6 +9,7 @@ import type { ReceiverAgents } from '../delivery/receiver-agents';
 import type { DispatcherMetrics } from '../metrics';
 import type { AttemptRecorder } from './attempt-recorder';
 import { buildEnvelope, withSecretFields } from './build-envelope';
+import type { EndpointSecrets } from './endpoint-secrets';
 import type { DeliveryReader, DeliveryToSend } from './read-delivery';
 import { signedHeaders } from './signed-headers';
 
@@ -17,6 +18,7 @@ export interface DeliverDeps {
   reader: DeliveryReader;
   recorder: AttemptRecorder;
   agents: ReceiverAgents;
+  secrets: EndpointSecrets;
   config: Config;
   logger: Logger;
   metrics: DispatcherMetrics;
@@ -82,7 +84,7 @@ async function attempt(deps: DeliverDeps, delivery: DeliveryToSend, span?: SpanH
       deliveryId: delivery.id,
       eventName: delivery.eventName,
       body,
-      secretKey: config.webhooks.secretKey,
+      secrets: deps.secrets,
       endpoint,
       now: startedAt.getTime(),
     });

@@ -1,4 +1,5 @@
-import { openSecret, signWebhookPayload } from '@booking/signing';
+import { signWebhookPayload } from '@booking/signing';
+import type { EndpointSecrets } from './endpoint-secrets';
 
 /**
  * The spec's delivery headers. During the 7 days after a rotation the previous secret signs
@@ -8,7 +9,7 @@ export function signedHeaders(input: {
   deliveryId: string;
   eventName: string;
   body: string;
-  secretKey: string;
+  secrets: EndpointSecrets;
   endpoint: { secretCiphertext: string; previousSecretCiphertext: string | null; previousSecretExpiresAt: Date | null };
   now: number;
 }): Record<string, string> {
@@ -17,7 +18,7 @@ export function signedHeaders(input: {
     'X-Service-Delivery-Id': input.deliveryId,
     'X-Service-Event': input.eventName,
     'X-Service-Timestamp': String(now),
-    'X-Service-Signature': signWebhookPayload(openSecret(input.secretKey, endpoint.secretCiphertext), now, input.body),
+    'X-Service-Signature': signWebhookPayload(input.secrets.open(endpoint.secretCiphertext), now, input.body),
   };
   if (
     endpoint.previousSecretCiphertext &&
@@ -25,7 +26,7 @@ export function signedHeaders(input: {
     endpoint.previousSecretExpiresAt.getTime() > now
   ) {
     headers['X-Service-Signature-Previous'] = signWebhookPayload(
-      openSecret(input.secretKey, endpoint.previousSecretCiphertext),
+      input.secrets.open(endpoint.previousSecretCiphertext),
       now,
       input.body,
     );

@@ -1,0 +1,41 @@
+import { openSecret } from '@booking/signing';
+
+/** Secrets kept open at most; past that the least recently used is dropped. */
+const MAX_OPEN = 1_000;
+
+/**
+ * Endpoints' signing secrets, each opened once rather than on every attempt (an AES-GCM open per
+ * delivery). Kept by their sealed text: a rotation seals a new value, which is a new entry, and
+ * the old one ages out. One per dispatcher, with its WEBHOOK_SECRET_KEY: a value that key cannot
+ * open throws, as openSecret does, and nothing is kept of it.
+ */
+export class EndpointSecrets {
+  private readonly opened = new Map<string, string>();
+  private readonly maxOpen: number;
+
+  /** `maxOpen` is lowered only by tests, to reach the bound with a few secrets. */
+  constructor(
+    private readonly secretKey: string,
+    options: { maxOpen?: number } = {},
+  ) {
+    this.maxOpen = options.maxOpen ?? MAX_OPEN;
+  }
+
+  /** Secrets held open now. */
+  get size(): number {
+    return this.opened.size;
+  }
+
+  open(sealed: string): string {
+    let secret = this.opened.get(sealed);
+    if (secret === undefined) {
+      secret = openSecret(this.secretKey, sealed);
+      if (this.opened.size >= this.maxOpen) this.opened.delete(this.opened.keys().next().value!);
+    } else {
+      // Map order is insertion order: moving it to the end keeps the least recently used first.
+      this.opened.delete(sealed);
+    }
+    this.opened.set(sealed, secret);
+    return secret;
+  }
+}
