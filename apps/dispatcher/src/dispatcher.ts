@@ -48,10 +48,8 @@ export async function startDispatcher(
   });
   const agents = new ReceiverAgents();
   const reader = createDeliveryReader(sql);
-  const worker = startDeliveryWorker(
-    { db, reader, recorder, agents, secrets: new EndpointSecrets(config.webhooks.secretKey), config, logger, metrics },
-    connection,
-  );
+  const secrets = new EndpointSecrets(config.webhooks.secretKey);
+  const worker = startDeliveryWorker({ db, reader, recorder, agents, secrets, config, logger, metrics }, connection);
   const stopRelay = await startOutboxRelay({
     sql,
     queue,

@@ -23,19 +23,8 @@ function freshIv(): Buffer {
   return iv;
 }
 
-/** Keys derived so far, by secret key: a process has one, a test run a few. */
-const derivedKeys = new Map<string, Buffer>();
-const MAX_DERIVED_KEYS = 16;
-
-/** The AES key of `secretKey`, hashed once rather than on every seal and open. */
 function keyOf(secretKey: string): Buffer {
-  let key = derivedKeys.get(secretKey);
-  if (!key) {
-    key = createHash('sha256').update(secretKey).digest();
-    if (derivedKeys.size >= MAX_DERIVED_KEYS) derivedKeys.clear();
-    derivedKeys.set(secretKey, key);
-  }
-  return key;
+  return createHash('sha256').update(secretKey).digest();
 }
 
 /**

@@ -4,10 +4,11 @@ import { openSecret } from '@booking/signing';
 const MAX_OPEN = 1_000;
 
 /**
- * Endpoints' signing secrets, each opened once rather than on every attempt (an AES-GCM open per
- * delivery). Kept by their sealed text: a rotation seals a new value, which is a new entry, and
- * the old one ages out. One per dispatcher, with its WEBHOOK_SECRET_KEY: a value that key cannot
- * open throws, as openSecret does, and nothing is kept of it.
+ * Endpoints' signing secrets, each opened once rather than on every attempt (an AES-GCM open and
+ * a key hash per delivery). Kept by their sealed text, so a rotation's new value is a new entry;
+ * a replaced, expired or deleted endpoint's secret stays in this process's memory (never written
+ * anywhere) until newer ones push it out or the process restarts. One per dispatcher, with its
+ * WEBHOOK_SECRET_KEY: a value that key cannot open throws, as openSecret does, and is not kept.
  */
 export class EndpointSecrets {
   private readonly opened = new Map<string, string>();
