@@ -7,15 +7,11 @@ import {
   signedBillingEvent,
   TEST_WEBHOOK_SECRET,
   type TestApp,
+  untilDone,
 } from '@booking/test-kit';
 import { endUnpaidMemberships } from '../src/membership-billing/end-unpaid-memberships';
 import { reconcileMemberships } from '../src/membership-billing/reconcile-memberships';
-import {
-  type BillingJobsWorld,
-  startBillingJobsWorld,
-  stopBillingJobsWorld,
-  untilDone,
-} from './support/billing-jobs-world';
+import { type BillingJobsWorld, startBillingJobsWorld, stopBillingJobsWorld } from './support/billing-jobs-world';
 
 // The recurring-billing jobs as the lifecycle worker runs them, two at once on separate
 // connection pools as two worker pods would: the grace job ending memberships whose payment

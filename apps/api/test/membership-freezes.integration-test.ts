@@ -15,6 +15,7 @@ import {
   deliverStripeEvent,
   signedBillingEvent,
   TEST_WEBHOOK_SECRET,
+  untilDone,
 } from '@booking/test-kit';
 import { Queue } from 'bullmq';
 import { LIFECYCLE_QUEUE } from '../src/jobs/lifecycle-queue';
@@ -96,17 +97,6 @@ async function recurringMember(options: PlanOptions = {}) {
     stripeCustomerId: customer.id,
   });
   return { membership, subscriptionId: subscription.id, customerId: customer.id };
-}
-
-/** What a lifecycle tick does: batches until one changes nothing (bounded). */
-async function runUntilDone(job: () => Promise<number>): Promise<number> {
-  let total = 0;
-  for (let batch = 1; batch <= 20; batch += 1) {
-    const changed = await job();
-    if (changed === 0) return total;
-    total += changed;
-  }
-  throw new Error('the job never ran out of work');
 }
 
 const jobDeps = (app: TestApp) => ({ db: app.deps.db, stripe: app.deps.stripe });
@@ -330,13 +320,13 @@ describe('fixed-term freezes through their days', () => {
     const firstDay = addDays(new Date(), 3);
 
     // Other tests' freezes share the database: what is asserted is this membership's.
-    await runUntilDone(() => startFreezes(jobDeps(t), addDays(new Date(), 2)));
+    await untilDone(() => startFreezes(jobDeps(t), addDays(new Date(), 2)));
     expect(await t.deps.db.membershipFreeze.findUniqueOrThrow({ where: { id: booked.body.freeze_id } })).toMatchObject({
       status: 'booked',
     });
     await Promise.all([
-      runUntilDone(() => startFreezes(jobDeps(t), firstDay)),
-      runUntilDone(() => startFreezes(jobDeps(t2), firstDay)),
+      untilDone(() => startFreezes(jobDeps(t), firstDay)),
+      untilDone(() => startFreezes(jobDeps(t2), firstDay)),
     ]);
     expect(await t.deps.db.membership.findUniqueOrThrow({ where: { id: membership.id } })).toMatchObject({
       status: 'frozen',
@@ -356,12 +346,12 @@ describe('fixed-term freezes through their days', () => {
     });
 
     // Not before the day after its last day.
-    await runUntilDone(() => endFreezes(jobDeps(t), addDays(new Date(), 9)));
+    await untilDone(() => endFreezes(jobDeps(t), addDays(new Date(), 9)));
     expect(await eventsOf(membership.id, 'membership.unfrozen')).toEqual([]);
     const afterLastDay = addDays(new Date(), 10);
     await Promise.all([
-      runUntilDone(() => endFreezes(jobDeps(t), afterLastDay)),
-      runUntilDone(() => endFreezes(jobDeps(t2), afterLastDay)),
+      untilDone(() => endFreezes(jobDeps(t), afterLastDay)),
+      untilDone(() => endFreezes(jobDeps(t2), afterLastDay)),
     ]);
     const after = await t.deps.db.membership.findUniqueOrThrow({ where: { id: membership.id } });
     expect(after.status).toBe('active');
@@ -386,8 +376,8 @@ describe('fixed-term freezes through their days', () => {
     await t.deps.db.membership.update({ where: { id: membership.id }, data: { status: 'expired' } });
     const firstDay = addDays(new Date(), 1);
     await Promise.all([
-      runUntilDone(() => startFreezes(jobDeps(t), firstDay)),
-      runUntilDone(() => startFreezes(jobDeps(t2), firstDay)),
+      untilDone(() => startFreezes(jobDeps(t), firstDay)),
+      untilDone(() => startFreezes(jobDeps(t2), firstDay)),
     ]);
     expect(await t.deps.db.membershipFreeze.findUniqueOrThrow({ where: { id: booked.body.freeze_id } })).toMatchObject({
       status: 'cancelled',
@@ -443,7 +433,7 @@ describe('cancelling a freeze', () => {
     const membership = await fixedMember();
     const token = issueManageToken(t.deps.config, membership);
     const booked = await book(membership.id, { starts_on: day(0), ends_on: day(6) }, { 'X-Membership-Token': token });
-    await runUntilDone(() => startFreezes(jobDeps(t)));
+    await untilDone(() => startFreezes(jobDeps(t)));
     const res = await request(t.app)
       .post(`/api/v1/memberships/${membership.id}/freezes/${booked.body.freeze_id}/cancel`)
       .set('X-Membership-Token', token)
@@ -463,7 +453,7 @@ describe('cancelling a freeze', () => {
   it('when an active freeze is ended early on its fourth day, then the days frozen so far (3) move the expiry out, and the end job finds nothing left to do', async () => {
     const membership = await fixedMember();
     const booked = await book(membership.id, { starts_on: day(0), ends_on: day(9) });
-    await runUntilDone(() => startFreezes(jobDeps(t)));
+    await untilDone(() => startFreezes(jobDeps(t)));
     const actor = {
       tenantId: demo.tenant.id,
       keyId: await keyIdOf(t, demo.api_keys.manager),
@@ -476,7 +466,7 @@ describe('cancelling a freeze', () => {
     const after = await t.deps.db.membership.findUniqueOrThrow({ where: { id: membership.id } });
     expect(after.status).toBe('active');
     expect(after.expiresAt!.getTime()).toBe(addDays(membership.expiresAt!, 3).getTime());
-    await runUntilDone(() => endFreezes(jobDeps(t), addDays(new Date(), 11)));
+    await untilDone(() => endFreezes(jobDeps(t), addDays(new Date(), 11)));
     expect((await eventsOf(membership.id, 'membership.unfrozen')).map((e) => e.data)).toEqual([
       expect.objectContaining({ frozen_days: 3, previous_expires_at: membership.expiresAt!.toISOString() }),
     ]);
@@ -523,8 +513,8 @@ describe('recurring freezes', () => {
 
     const beforeRenewal = justBefore(renewal);
     await Promise.all([
-      runUntilDone(() => startFreezes(jobDeps(t), beforeRenewal)),
-      runUntilDone(() => startFreezes(jobDeps(t2), beforeRenewal)),
+      untilDone(() => startFreezes(jobDeps(t), beforeRenewal)),
+      untilDone(() => startFreezes(jobDeps(t2), beforeRenewal)),
     ]);
     expect(fake.billing.subscriptions.get(subscriptionId)!.status).toBe('paused');
     // However many runs asked, they asked as one: the same idempotency key, from the freeze.
@@ -553,8 +543,8 @@ describe('recurring freezes', () => {
 
     const afterLastDay = addDays(dayOf(renewal), 14);
     await Promise.all([
-      runUntilDone(() => endFreezes(jobDeps(t), afterLastDay)),
-      runUntilDone(() => endFreezes(jobDeps(t2), afterLastDay)),
+      untilDone(() => endFreezes(jobDeps(t), afterLastDay)),
+      untilDone(() => endFreezes(jobDeps(t2), afterLastDay)),
     ]);
     const subscription = fake.billing.subscriptions.get(subscriptionId)!;
     expect(subscription.status).toBe('active');
@@ -577,7 +567,7 @@ describe('recurring freezes', () => {
       starts_on: formatDay(renewal),
       ends_on: formatDay(addDays(renewal, 9)),
     });
-    await runUntilDone(() => startFreezes(jobDeps(t), justBefore(renewal)));
+    await untilDone(() => startFreezes(jobDeps(t), justBefore(renewal)));
     expect(fake.billing.subscriptions.get(subscriptionId)!.status).toBe('paused');
     // No fee on this plan: no invoice.
     const freeze = await t.deps.db.membershipFreeze.findUniqueOrThrow({ where: { id: booked.body.freeze_id } });
@@ -650,7 +640,7 @@ describe('when a recurring freeze starts', () => {
       async () => {
         cancelStatus = (await memberCancel(membership.id, freezeId, token)).status;
       },
-      () => runUntilDone(() => startFreezes(jobDeps(t), at)),
+      () => untilDone(() => startFreezes(jobDeps(t), at)),
     );
     expect(cancelStatus).toBe(200);
 
@@ -673,7 +663,7 @@ describe('when a recurring freeze starts', () => {
     ]);
 
     // Later runs, the undo sweep's included, ask Stripe nothing more.
-    await runUntilDone(() => startFreezes(jobDeps(t), new Date(at.getTime() + 20 * MINUTE)));
+    await untilDone(() => startFreezes(jobDeps(t), new Date(at.getTime() + 20 * MINUTE)));
     expect(fake.requestsTo('POST', `/v1/subscriptions/${subscriptionId}/resume`)).toHaveLength(1);
     expect(fake.requestsTo('POST', `/v1/invoices/${fee!.id}/void`)).toHaveLength(1);
     expect(await eventsOf(membership.id, 'membership.freeze_cancelled')).toHaveLength(1);
@@ -683,7 +673,7 @@ describe('when a recurring freeze starts', () => {
     const { membership, subscriptionId, customerId, renewal, freezeId } = await bookedRecurringFreeze();
     await withPauseRacing(
       () => t.deps.db.membership.update({ where: { id: membership.id }, data: { status: 'paused_for_payment' } }),
-      () => runUntilDone(() => startFreezes(jobDeps(t), justBefore(renewal))),
+      () => untilDone(() => startFreezes(jobDeps(t), justBefore(renewal))),
     );
     expect(fake.billing.subscriptions.get(subscriptionId)!.status).toBe('active');
     expect(feeInvoices(customerId).map((invoice) => invoice.status)).toEqual(['void']);
@@ -707,7 +697,7 @@ describe('when a recurring freeze starts', () => {
     try {
       await withPauseRacing(
         () => memberCancel(membership.id, freezeId, token),
-        () => runUntilDone(() => startFreezes({ ...jobDeps(t), logger: { warn } }, at)),
+        () => untilDone(() => startFreezes({ ...jobDeps(t), logger: { warn } }, at)),
       );
     } finally {
       subscriptions.resume = resume;
@@ -727,14 +717,14 @@ describe('when a recurring freeze starts', () => {
     // Stripe collects the fee meanwhile.
     await t.deps.stripe!.invoices.pay(fee!.id);
     // Not while a start attempt could still be undoing its own work; then by the sweep.
-    await runUntilDone(() => startFreezes(jobDeps(t), new Date(at.getTime() + 5 * MINUTE)));
+    await untilDone(() => startFreezes(jobDeps(t), new Date(at.getTime() + 5 * MINUTE)));
     expect(fake.billing.subscriptions.get(subscriptionId)!.status).toBe('paused');
     const later = new Date(at.getTime() + 11 * MINUTE);
     await Promise.all([
-      runUntilDone(() => startFreezes(jobDeps(t), later)),
-      runUntilDone(() => startFreezes(jobDeps(t2), later)),
+      untilDone(() => startFreezes(jobDeps(t), later)),
+      untilDone(() => startFreezes(jobDeps(t2), later)),
     ]);
-    await runUntilDone(() => startFreezes(jobDeps(t), new Date(at.getTime() + 30 * MINUTE)));
+    await untilDone(() => startFreezes(jobDeps(t), new Date(at.getTime() + 30 * MINUTE)));
     expect(fake.billing.subscriptions.get(subscriptionId)!.status).toBe('active');
     expect(fake.refunds.filter((refund) => refund.metadata.invoice_id === fee!.id).map((r) => r.amount)).toEqual([500]);
     expect(
@@ -749,8 +739,8 @@ describe('when a recurring freeze starts', () => {
       const at = justBefore(renewal);
       const [cancelled] = await Promise.all([
         memberCancel(membership.id, freezeId, token),
-        runUntilDone(() => startFreezes(jobDeps(t), at)),
-        runUntilDone(() => startFreezes(jobDeps(t2), at)),
+        untilDone(() => startFreezes(jobDeps(t), at)),
+        untilDone(() => startFreezes(jobDeps(t2), at)),
       ]);
       expect(cancelled.status).toBe(200);
       const subscription = fake.billing.subscriptions.get(subscriptionId)!;
@@ -778,7 +768,7 @@ describe('when a recurring freeze starts', () => {
     const { membership, subscriptionId, customerId, renewal, freezeId } = await bookedRecurringFreeze();
     fake.billing.cycle(subscriptionId, { outcome: 'paid' });
     // The job was late: after the renewal.
-    await runUntilDone(() => startFreezes(jobDeps(t), new Date(renewal.getTime() + 45 * MINUTE)));
+    await untilDone(() => startFreezes(jobDeps(t), new Date(renewal.getTime() + 45 * MINUTE)));
     expect(fake.requestsTo('POST', `/v1/subscriptions/${subscriptionId}/pause`)).toEqual([]);
     expect(fake.billing.subscriptions.get(subscriptionId)!.status).toBe('active');
     expect(feeInvoices(customerId)).toEqual([]);
@@ -806,9 +796,7 @@ describe('when a recurring freeze starts', () => {
       expiresAt: nextRenewal,
     });
     // The worker was down through the renewal: the start job finds the freeze the day after its first day.
-    await runUntilDone(() =>
-      startFreezes(jobDeps(t), new Date(addDays(dayOf(renewal), 1).getTime() + 9 * 60 * MINUTE)),
-    );
+    await untilDone(() => startFreezes(jobDeps(t), new Date(addDays(dayOf(renewal), 1).getTime() + 9 * 60 * MINUTE)));
     expect(fake.requestsTo('POST', `/v1/subscriptions/${subscriptionId}/pause`)).toEqual([]);
     expect(fake.billing.subscriptions.get(subscriptionId)!.status).toBe('active');
     expect(feeInvoices(customerId)).toEqual([]);
@@ -840,12 +828,12 @@ describe('when a recurring freeze starts', () => {
         ends_on: formatDay(addDays(renewal, 6)),
       });
       expect(booked.status).toBe(201);
-      await runUntilDone(() => startFreezes(jobDeps(t), new Date(renewal.getTime() + early * MINUTE)));
+      await untilDone(() => startFreezes(jobDeps(t), new Date(renewal.getTime() + early * MINUTE)));
       expect(
         await t.deps.db.membershipFreeze.findUniqueOrThrow({ where: { id: booked.body.freeze_id } }),
       ).toMatchObject({ status: 'booked' });
       expect(fake.billing.subscriptions.get(subscriptionId)!.status).toBe('active');
-      await runUntilDone(() => startFreezes(jobDeps(t), new Date(renewal.getTime() + due * MINUTE)));
+      await untilDone(() => startFreezes(jobDeps(t), new Date(renewal.getTime() + due * MINUTE)));
       expect(
         await t.deps.db.membershipFreeze.findUniqueOrThrow({ where: { id: booked.body.freeze_id } }),
       ).toMatchObject({ status: 'active' });

@@ -7,6 +7,7 @@ import {
   signedBillingEvent,
   TEST_WEBHOOK_SECRET,
   type TestApp,
+  untilDone,
 } from '@booking/test-kit';
 import { lifecycleJobs } from '../src/jobs/lifecycle-jobs';
 import type { WorkerDeps } from '../src/jobs/worker-deps';
@@ -16,7 +17,6 @@ import {
   hideSubscription,
   startBillingJobsWorld,
   stopBillingJobsWorld,
-  untilDone,
 } from './support/billing-jobs-world';
 
 // The grace job when it cannot end some memberships (Stripe will not show their subscriptions, or

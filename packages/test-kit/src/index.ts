@@ -86,6 +86,7 @@ export { metricValue, scrapeMetrics } from './prometheus-text';
 
 // Waiting on a state instead of sleeping.
 export { sleep, waitUntil, within, type WaitOptions } from './wait';
+export { untilDone } from './job-batches';
 export { seedMembership, seedMembershipPlan, type MembershipOptions, type PlanOptions } from './memberships';
 export {
   fakeStripeClient,

@@ -44,14 +44,3 @@ export function hideSubscription(fake: FakeStripe, subscriptionId: string): () =
   fake.billing.subscriptions.delete(subscriptionId);
   return () => fake.billing.subscriptions.set(subscriptionId, subscription);
 }
-
-/** What the worker does each tick: batches until one does nothing (bounded here); what they did in all. */
-export async function untilDone(batch: () => Promise<number>): Promise<number> {
-  let total = 0;
-  for (let batches = 1; batches <= 20; batches += 1) {
-    const done = await batch();
-    if (done === 0) return total;
-    total += done;
-  }
-  throw new Error('the job never ran out of work');
-}
