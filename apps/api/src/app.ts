@@ -42,7 +42,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(closeConnectionsWhileDraining(deps.drain));
   app.use(requestLogger(deps.logger));
   app.use(requestDeadline(deps.config.requestTimeoutMs));
-  app.use(stripeWebhookRoutes(deps));
+  stripeWebhookRoutes(app, deps);
   app.use(
     express.json({
       limit: deps.config.bodyLimitBytes,
@@ -53,35 +53,36 @@ export function createApp(deps: AppDeps): express.Express {
     }),
   );
 
-  // The hot paths first: Express tries every router in order, and each one passed costs a hold
-  // or a booking its route matching.
-  app.use(holdRoutes(deps));
-  app.use(bookingRoutes(deps));
-  app.use(healthRoutes(deps));
-  app.use(docsRoutes(deps));
-  app.use(widgetRoutes(deps));
-  app.use(operatorBookingRoutes(deps));
-  app.use(amendmentRoutes(deps));
-  app.use(customerRoutes(deps));
-  app.use(giftCardRoutes(deps));
-  app.use(waiverRoutes(deps));
-  app.use(posRoutes(deps));
-  app.use(posOrderRoutes(deps));
-  app.use(onlineOrderRoutes(deps));
-  app.use(orderRoutes(deps));
-  app.use(walletRoutes(deps));
-  app.use(membershipPlanRoutes(deps));
-  app.use(membershipSaleRoutes(deps));
-  app.use(membershipRoutes(deps));
-  app.use(freezeRoutes(deps));
-  app.use(holderRoutes(deps));
-  app.use(membershipUseRoutes(deps));
-  app.use(membershipChangeRoutes(deps));
-  app.use(membershipBillingRoutes(deps));
-  app.use(refundRoutes(deps));
-  app.use(paymentIntentRoutes(deps));
-  app.use(webhookRoutes(deps));
-  app.use(queueDashboardRoutes(deps));
+  // Each feature adds its routes to the app itself rather than to a router of its own: a request
+  // entering a router pays for its dispatch whether or not a route in it matches, and a hold
+  // passed two of them. Express tries the routes in order, so the hot paths come first.
+  holdRoutes(app, deps);
+  bookingRoutes(app, deps);
+  healthRoutes(app, deps);
+  docsRoutes(app, deps);
+  widgetRoutes(app, deps);
+  operatorBookingRoutes(app, deps);
+  amendmentRoutes(app, deps);
+  customerRoutes(app, deps);
+  giftCardRoutes(app, deps);
+  waiverRoutes(app, deps);
+  posRoutes(app, deps);
+  posOrderRoutes(app, deps);
+  onlineOrderRoutes(app, deps);
+  orderRoutes(app, deps);
+  walletRoutes(app, deps);
+  membershipPlanRoutes(app, deps);
+  membershipSaleRoutes(app, deps);
+  membershipRoutes(app, deps);
+  freezeRoutes(app, deps);
+  holderRoutes(app, deps);
+  membershipUseRoutes(app, deps);
+  membershipChangeRoutes(app, deps);
+  membershipBillingRoutes(app, deps);
+  refundRoutes(app, deps);
+  paymentIntentRoutes(app, deps);
+  webhookRoutes(app, deps);
+  queueDashboardRoutes(app, deps);
 
   app.use(notFoundHandler);
   app.use(errorHandler);

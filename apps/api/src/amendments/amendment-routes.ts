@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import type { AppDeps } from '../app-deps';
 import { bookingIdParam } from '../http/path-params';
 import { guestCountCode } from '../bookings/guest-count-code';
@@ -15,8 +15,7 @@ const parseTransfer = createParser(TransferRequest);
 const parseParty = createParser(PartyAmendmentRequest, guestCountCode);
 
 /** Changes to confirmed bookings: another slot, another customer, another party size. */
-export function amendmentRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function amendmentRoutes(router: IRouter, deps: AppDeps): void {
   const manager = requireRole(deps.db, 'manager');
 
   router.post('/api/bookings/:id/reschedule', requireManagerOrManageToken(deps), async (req, res) => {
@@ -31,5 +30,4 @@ export function amendmentRoutes(deps: AppDeps): Router {
     const bookingId = bookingIdParam(req);
     res.json(await updateParty(deps, operatorOf(req), bookingId, parseParty(req.body)));
   });
-  return router;
 }

@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import type { AppDeps } from '../app-deps';
 import { idempotencyFor, idempotencyRef, markReplayed } from '../http/idempotency';
 import { perIpRateLimit } from '../http/rate-limit';
@@ -9,8 +9,7 @@ import { guestCountCode } from './guest-count-code';
 
 const parseBookingRequest = createParser(BookingRequest, guestCountCode);
 
-export function bookingRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function bookingRoutes(router: IRouter, deps: AppDeps): void {
   const once = idempotencyFor(deps.redis, deps.config);
   router.post(
     '/api/bookings',
@@ -22,5 +21,4 @@ export function bookingRoutes(deps: AppDeps): Router {
       res.status(201).json(booking);
     },
   );
-  return router;
 }

@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import type { AppDeps } from '../app-deps';
 import { bookingIdParam } from '../http/path-params';
 import { createParser } from '../http/validation';
@@ -17,8 +17,7 @@ import { getBooking } from './get-booking';
 const parseCheckInByToken = createParser(CheckInByTokenRequest);
 
 /** Operator actions on bookings, with tenant API keys: staff check in and look up, managers cancel. */
-export function operatorBookingRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function operatorBookingRoutes(router: IRouter, deps: AppDeps): void {
   const staff = requireRole(deps.db, 'staff');
   const manager = requireRole(deps.db, 'manager');
 
@@ -41,5 +40,4 @@ export function operatorBookingRoutes(deps: AppDeps): Router {
   router.post('/api/bookings/:id/check-in', staff, async (req, res) => {
     res.json((await checkInBooking(deps.db, operatorOf(req), bookingIdParam(req))) satisfies CheckInResponse);
   });
-  return router;
 }

@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import type { AppDeps } from '../app-deps';
 import type { OperatorBooking } from '../bookings/booking-schemas';
 import { getBooking } from '../bookings/get-booking';
@@ -19,8 +19,7 @@ const parseUpdate = createParser(UpdateCustomerRequest);
  * Customers with tenant API keys: the v1 full-record read API (customers, and bookings through
  * the operator view) for staff and up; corrections and erasure for managers and up.
  */
-export function customerRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function customerRoutes(router: IRouter, deps: AppDeps): void {
   const staff = requireRole(deps.db, 'staff');
   const manager = requireRole(deps.db, 'manager');
 
@@ -47,5 +46,4 @@ export function customerRoutes(deps: AppDeps): Router {
   router.post('/api/customers/:id/anonymise', manager, async (req, res) => {
     res.json(await anonymiseCustomer(deps.db, operatorOf(req), idParam(req, 'customer_not_found')));
   });
-  return router;
 }

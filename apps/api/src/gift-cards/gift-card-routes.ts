@@ -1,4 +1,4 @@
-import { Router, type Request } from 'express';
+import type { IRouter, Request } from 'express';
 import type { AppDeps } from '../app-deps';
 import { reissueGiftCard } from './reissue-gift-card';
 import { idempotencyFor } from '../http/idempotency';
@@ -15,8 +15,7 @@ const parseSellGiftCard = createParser(SellGiftCardRequest);
  * booking's paid amount as a new card. Both answer with a code shown once, so both honour
  * Idempotency-Key: a retry after a lost answer gets the same card instead of a second one.
  */
-export function giftCardRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function giftCardRoutes(router: IRouter, deps: AppDeps): void {
   const staff = requireRole(deps.db, 'staff');
   const manager = requireRole(deps.db, 'manager');
   // Keys are the API key's, not the till's IP: tills share addresses behind a venue's router.
@@ -29,5 +28,4 @@ export function giftCardRoutes(deps: AppDeps): Router {
   router.post('/api/bookings/:id/reissue-gift-card', manager, once('booking-reissue', byApiKey), async (req, res) => {
     res.json(await reissueGiftCard(deps, operatorOf(req), bookingIdParam(req)));
   });
-  return router;
 }

@@ -1,5 +1,5 @@
 import { AppError } from '@booking/domain';
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import type { Logger } from 'pino';
 import type { AppDeps } from '../app-deps';
 import type { Liveness, Readiness } from './health-schemas';
@@ -31,8 +31,7 @@ async function check(name: string, log: Logger, work: () => Promise<unknown>): P
  * `/healthz`: the process answers (liveness). `/readyz`: it can reach PostgreSQL and Redis and is
  * not draining (readiness).
  */
-export function healthRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function healthRoutes(router: IRouter, deps: AppDeps): void {
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' } satisfies Liveness);
   });
@@ -46,5 +45,4 @@ export function healthRoutes(deps: AppDeps): Router {
     if (postgres !== 'ok' || redis !== 'ok') throw new AppError('service_unavailable', { postgres, redis });
     res.json({ status: 'ready', checks: { postgres, redis } } satisfies Readiness);
   });
-  return router;
 }

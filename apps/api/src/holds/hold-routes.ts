@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import type { AppDeps } from '../app-deps';
 import { idempotencyFor, idempotencyRef, markReplayed } from '../http/idempotency';
 import { perIpRateLimit } from '../http/rate-limit';
@@ -9,8 +9,7 @@ import { placeHold } from './place-hold';
 
 const parseHoldRequest = createParser(HoldRequest);
 
-export function holdRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function holdRoutes(router: IRouter, deps: AppDeps): void {
   const once = idempotencyFor(deps.redis, deps.config);
   router.post(
     '/api/bookings/hold',
@@ -24,5 +23,4 @@ export function holdRoutes(deps: AppDeps): Router {
       res.status(200).json(hold);
     },
   );
-  return router;
 }

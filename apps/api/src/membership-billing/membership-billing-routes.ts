@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import type { AppDeps } from '../app-deps';
 import { idParam } from '../http/path-params';
 import { createParser } from '../http/validation';
@@ -13,12 +13,10 @@ const parseCancel = createParser(CancelMembershipRequest);
  * only). Repeating the request is harmless: an ended membership answers 409 membership_not_active,
  * and the provider calls are keyed by the membership.
  */
-export function membershipBillingRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function membershipBillingRoutes(router: IRouter, deps: AppDeps): void {
   router.post('/api/v1/memberships/:id/cancel', requireRoleOrMembershipToken(deps, 'manager'), async (req, res) => {
     const membershipId = idParam(req, 'membership_not_found');
     const request = parseCancel(req.body);
     res.json(await cancelMembership(deps, membershipActorOf(req), membershipId, request));
   });
-  return router;
 }

@@ -1,4 +1,4 @@
-import { Router, type Request } from 'express';
+import type { IRouter, Request } from 'express';
 import type { AppDeps } from '../app-deps';
 import { idempotencyFor } from '../http/idempotency';
 import { idParam, pathId } from '../http/path-params';
@@ -19,8 +19,7 @@ const planId = (req: Request) => idParam(req, 'membership_plan_not_found');
  * Plan changes (a manager, or the member with the self-service token) and an admin's price
  * change of a recurring plan. POSTs honour Idempotency-Key: a retried request is one change.
  */
-export function membershipChangeRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function membershipChangeRoutes(router: IRouter, deps: AppDeps): void {
   const managerOrMember = requireRoleOrMembershipToken(deps, 'manager');
   const admin = requireRole(deps.db, 'admin');
   const once = idempotencyFor(deps.redis, deps.config);
@@ -47,5 +46,4 @@ export function membershipChangeRoutes(deps: AppDeps): Router {
       res.status(201).json(await schedulePriceChange(deps, operatorOf(req), id, parsePriceChange(req.body)));
     },
   );
-  return router;
 }

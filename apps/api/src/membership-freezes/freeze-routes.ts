@@ -1,4 +1,4 @@
-import { Router, type Request } from 'express';
+import type { IRouter, Request } from 'express';
 import type { AppDeps } from '../app-deps';
 import { idempotencyFor } from '../http/idempotency';
 import { idParam, pathId } from '../http/path-params';
@@ -23,8 +23,7 @@ const byActor = (req: Request) => membershipActorOf(req).keyId ?? `member:${path
  * membership's X-Membership-Token. The lifecycle worker starts and ends them (start-freezes.ts,
  * end-freezes.ts).
  */
-export function freezeRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function freezeRoutes(router: IRouter, deps: AppDeps): void {
   const managerOrMember = requireRoleOrMembershipToken(deps, 'manager');
   const once = idempotencyFor(deps.redis, deps.config);
 
@@ -44,5 +43,4 @@ export function freezeRoutes(deps: AppDeps): Router {
     const request = parseCancel(req.body ?? {});
     res.json(await cancelFreeze(deps, membershipActorOf(req), ids, request));
   });
-  return router;
 }

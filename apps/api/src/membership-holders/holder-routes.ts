@@ -1,4 +1,4 @@
-import express, { Router, type Request } from 'express';
+import express, { type IRouter, type Request } from 'express';
 import type { AppDeps } from '../app-deps';
 import { idempotencyFor } from '../http/idempotency';
 import { idParam } from '../http/path-params';
@@ -21,8 +21,7 @@ const byApiKey = (req: Request) => operatorOf(req).keyId;
  * and the body is read raw by this route alone, so the API's JSON limit stays as it is
  * everywhere else.
  */
-export function holderRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function holderRoutes(router: IRouter, deps: AppDeps): void {
   const staff = requireRole(deps.db, 'staff');
   const manager = requireRole(deps.db, 'manager');
   const once = idempotencyFor(deps.redis, deps.config);
@@ -59,5 +58,4 @@ export function holderRoutes(deps: AppDeps): Router {
       })
       .send(Buffer.from(photo.image));
   });
-  return router;
 }

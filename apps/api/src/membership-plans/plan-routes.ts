@@ -1,4 +1,4 @@
-import { Router, type Request } from 'express';
+import type { IRouter, Request } from 'express';
 import type { AppDeps } from '../app-deps';
 import { idempotencyFor, idempotencyRef, markReplayed } from '../http/idempotency';
 import { idParam } from '../http/path-params';
@@ -22,8 +22,7 @@ const planId = (req: Request) => idParam(req, 'membership_plan_not_found');
  * lists the active plans of a published tenant. Creating honours Idempotency-Key, which is also
  * how a create that Stripe failed is completed.
  */
-export function membershipPlanRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function membershipPlanRoutes(router: IRouter, deps: AppDeps): void {
   const staff = requireRole(deps.db, 'staff');
   const admin = requireRole(deps.db, 'admin');
   const byApiKey = (req: Request) => operatorOf(req).keyId;
@@ -46,5 +45,4 @@ export function membershipPlanRoutes(deps: AppDeps): Router {
   router.get('/api/widget/membership-plans', async (req, res) => {
     res.json(await listWidgetPlans(deps.db, parseWidgetQuery(req.query)));
   });
-  return router;
 }

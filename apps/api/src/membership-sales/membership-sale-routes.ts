@@ -1,4 +1,4 @@
-import { Router, type Request } from 'express';
+import type { IRouter, Request } from 'express';
 import type { AppDeps } from '../app-deps';
 import { LIFECYCLE_JOB } from '../jobs/lifecycle-queue';
 import { runLifecycleAt } from '../jobs/run-lifecycle-at';
@@ -18,8 +18,7 @@ const parseImport = createParser(ImportRequest);
  * the other online orders, honouring Idempotency-Key so a double click buys once), and an
  * admin's import of existing members.
  */
-export function membershipSaleRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function membershipSaleRoutes(router: IRouter, deps: AppDeps): void {
   const once = idempotencyFor(deps.redis, deps.config);
   const admin = requireRole(deps.db, 'admin');
   const byApiKey = (req: Request) => operatorOf(req).keyId;
@@ -41,5 +40,4 @@ export function membershipSaleRoutes(deps: AppDeps): Router {
   router.post('/api/v1/memberships/imports', admin, once('membership-import', byApiKey), async (req, res) => {
     res.json(await importMemberships(deps.db, operatorOf(req), parseImport(req.body)));
   });
-  return router;
 }

@@ -1,4 +1,4 @@
-import { Router, type Request } from 'express';
+import type { IRouter, Request } from 'express';
 import type { AppDeps } from '../app-deps';
 import { idempotencyFor } from '../http/idempotency';
 import { idParam } from '../http/path-params';
@@ -20,8 +20,7 @@ const benefitId = (req: Request) => idParam(req, 'benefit_not_found', 'benefitId
  * guest passes. Each honours Idempotency-Key per API key, so a till retrying after a lost answer
  * records the use once (and gets the same tokens back).
  */
-export function membershipUseRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function membershipUseRoutes(router: IRouter, deps: AppDeps): void {
   const staff = requireRole(deps.db, 'staff');
   const byApiKey = (req: Request) => operatorOf(req).keyId;
   const once = idempotencyFor(deps.redis, deps.config);
@@ -47,5 +46,4 @@ export function membershipUseRoutes(deps: AppDeps): Router {
       res.status(201).json(await useGuestPasses(deps.db, operatorOf(req), id, parseGuestPassUse(req.body)));
     },
   );
-  return router;
 }

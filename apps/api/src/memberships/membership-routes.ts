@@ -1,4 +1,4 @@
-import { Router, type Request } from 'express';
+import type { IRouter, Request } from 'express';
 import type { AppDeps } from '../app-deps';
 import { idParam } from '../http/path-params';
 import { createParser } from '../http/validation';
@@ -11,8 +11,7 @@ const parseQuery = createParser(MembershipsQuery, 'invalid_query');
 const membershipId = (req: Request) => idParam(req, 'membership_not_found');
 
 /** Operator reads of memberships (staff+): the list, and one with its uses, freezes, changes and invoices. */
-export function membershipRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function membershipRoutes(router: IRouter, deps: AppDeps): void {
   const staff = requireRole(deps.db, 'staff');
   router.get('/api/v1/memberships', staff, async (req, res) => {
     res.json(await listMemberships(deps.db, operatorOf(req).tenantId, parseQuery(req.query)));
@@ -20,5 +19,4 @@ export function membershipRoutes(deps: AppDeps): Router {
   router.get('/api/v1/memberships/:id', staff, async (req, res) => {
     res.json(await loadMembershipView(deps.db, operatorOf(req).tenantId, membershipId(req)));
   });
-  return router;
 }

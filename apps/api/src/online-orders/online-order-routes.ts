@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import type { AppDeps } from '../app-deps';
 import { LIFECYCLE_JOB } from '../jobs/lifecycle-queue';
 import { runLifecycleAt } from '../jobs/run-lifecycle-at';
@@ -16,8 +16,7 @@ const parseTopup = createParser(WalletTopupRequest);
  * Online orders, for anonymous buyers: a wallet top-up paid with Stripe, rate-limited per IP and
  * honouring Idempotency-Key (a double click buys once), and the buyer's view of it by its token.
  */
-export function onlineOrderRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function onlineOrderRoutes(router: IRouter, deps: AppDeps): void {
   const once = idempotencyFor(deps.redis, deps.config);
   router.post(
     '/api/orders/wallet-topups',
@@ -34,5 +33,4 @@ export function onlineOrderRoutes(deps: AppDeps): Router {
     const tenantId = authenticateOrderToken(deps.config, req.get('X-Order-Token'), orderId);
     res.json(await getBuyerOrder(deps.db, tenantId, orderId));
   });
-  return router;
 }

@@ -1,5 +1,5 @@
 import { AppError } from '@booking/domain';
-import { Router, type Request } from 'express';
+import type { IRouter, Request } from 'express';
 import type { AppDeps } from '../app-deps';
 import { idempotencyFor, idempotencyRef, markReplayed } from '../http/idempotency';
 import { idParam } from '../http/path-params';
@@ -18,8 +18,7 @@ const orderId = (req: Request) => idParam(req, 'order_not_found');
  * Every order of the tenant, online and at the till, for staff; refunds of any order for
  * managers, honouring Idempotency-Key per API key (a retried refund never refunds twice).
  */
-export function orderRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function orderRoutes(router: IRouter, deps: AppDeps): void {
   const staff = requireRole(deps.db, 'staff');
   const manager = requireRole(deps.db, 'manager');
   const byApiKey = (req: Request) => operatorOf(req).keyId;
@@ -44,5 +43,4 @@ export function orderRoutes(deps: AppDeps): Router {
     if (replayed) markReplayed(res);
     res.status(201).json(refund);
   });
-  return router;
 }

@@ -1,5 +1,5 @@
 import { AppError } from '@booking/domain';
-import express, { Router } from 'express';
+import express, { type IRouter } from 'express';
 import type Stripe from 'stripe';
 import type { AppDeps } from '../app-deps';
 import { idempotencyFor } from '../http/idempotency';
@@ -14,8 +14,7 @@ import { idOf } from './stripe-ids';
 import { handlePendingUpdateExpired } from '../membership-changes/expire-pending-update';
 import { handleMembershipBillingEvent, isMembershipBillingEvent } from '../membership-billing/handle-billing-event';
 
-export function paymentIntentRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function paymentIntentRoutes(router: IRouter, deps: AppDeps): void {
   const once = idempotencyFor(deps.redis, deps.config);
   router.post(
     '/api/embed/bookings/:id/payment-intent',
@@ -33,15 +32,13 @@ export function paymentIntentRoutes(deps: AppDeps): Router {
       res.json((await createPaymentIntent(deps, payable)) satisfies PaymentIntentResponse);
     },
   );
-  return router;
 }
 
 /**
  * Stripe's notifications. Mounted before the JSON body parser: the signature covers the raw
  * bytes, so they must reach constructEvent untouched.
  */
-export function stripeWebhookRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function stripeWebhookRoutes(router: IRouter, deps: AppDeps): void {
   router.post(
     '/api/payments/stripe/webhook',
     express.raw({ type: () => true, limit: deps.config.bodyLimitBytes }),
@@ -99,5 +96,4 @@ export function stripeWebhookRoutes(deps: AppDeps): Router {
       res.json({ received: true } satisfies StripeWebhookResponse);
     },
   );
-  return router;
 }

@@ -1,4 +1,4 @@
-import { Router, type Request } from 'express';
+import type { IRouter, Request } from 'express';
 import type { AppDeps } from '../app-deps';
 import { idempotencyFor } from '../http/idempotency';
 import { idParam } from '../http/path-params';
@@ -20,8 +20,7 @@ const orderId = (req: Request) => idParam(req, 'order_not_found');
  * held), settle or void it. Confirming an order unpaid needs a manager. Opening and tendering
  * honour Idempotency-Key per API key: a till retrying after a lost answer does not add twice.
  */
-export function posOrderRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function posOrderRoutes(router: IRouter, deps: AppDeps): void {
   const staff = requireRole(deps.db, 'staff');
   const byApiKey = (req: Request) => operatorOf(req).keyId;
   const once = idempotencyFor(deps.redis, deps.config);
@@ -42,5 +41,4 @@ export function posOrderRoutes(deps: AppDeps): Router {
   router.post('/api/pos/orders/:id/void', staff, async (req, res) => {
     res.json(await voidPosOrder(deps, operatorOf(req), orderId(req)));
   });
-  return router;
 }

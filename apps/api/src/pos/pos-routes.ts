@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import type { AppDeps } from '../app-deps';
 import { idParam } from '../http/path-params';
 import { createParser } from '../http/validation';
@@ -13,8 +13,7 @@ const parseCloseShift = createParser(CloseShiftRequest);
 const parseCashPayment = createParser(CashPaymentRequest);
 
 /** The point of sale: staff open a register and take cash, managers close it with the count. */
-export function posRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function posRoutes(router: IRouter, deps: AppDeps): void {
   const staff = requireRole(deps.db, 'staff');
   const manager = requireRole(deps.db, 'manager');
 
@@ -28,5 +27,4 @@ export function posRoutes(deps: AppDeps): Router {
     const shiftId = idParam(req, 'shift_not_found');
     res.json(await recordCashPayment(deps, operatorOf(req), shiftId, parseCashPayment(req.body)));
   });
-  return router;
 }

@@ -1,4 +1,4 @@
-import { Router, type Request, type Response } from 'express';
+import type { IRouter, Request, Response } from 'express';
 import type { AppDeps } from '../app-deps';
 import { idempotencyFor, idempotencyRef, markReplayed } from '../http/idempotency';
 import { idParam } from '../http/path-params';
@@ -13,8 +13,7 @@ const parseRefund = createParser(RefundRequest);
 const parsePartialRefund = createParser(PartialRefundRequest);
 
 /** Refunds of a booking's card payment through the payment provider (manager+). */
-export function refundRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function refundRoutes(router: IRouter, deps: AppDeps): void {
   const manager = requireRole(deps.db, 'manager');
   // After requireRole: retries are deduplicated per API key.
   const idempotent = idempotencyFor(deps.redis, deps.config);
@@ -52,5 +51,4 @@ export function refundRoutes(deps: AppDeps): Router {
   router.post('/api/refunds/:id/reconcile', manager, async (req, res) => {
     res.status(200).json(await reconcileRefund(deps, operatorOf(req), idParam(req, 'refund_not_found')));
   });
-  return router;
 }

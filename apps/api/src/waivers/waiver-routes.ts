@@ -1,4 +1,4 @@
-import { Router, type Request } from 'express';
+import type { IRouter, Request } from 'express';
 import type { AppDeps } from '../app-deps';
 import { perIpRateLimit } from '../http/rate-limit';
 import { createParser } from '../http/validation';
@@ -16,8 +16,7 @@ const claimsOf = (deps: AppDeps, req: Request) =>
   waiverTokenClaims(deps.config.tokenSigningSecret, String(req.params.token));
 
 /** The guest's waiver, behind the signed token of the booking's waiver_url; no API key. */
-export function waiverRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function waiverRoutes(router: IRouter, deps: AppDeps): void {
   router.get('/api/waivers/:token', async (req, res) => {
     res.json(await getWaiver(deps, claimsOf(deps, req)));
   });
@@ -31,5 +30,4 @@ export function waiverRoutes(deps: AppDeps): Router {
       res.status(result.already_signed ? 200 : 201).json(result);
     },
   );
-  return router;
 }

@@ -1,4 +1,4 @@
-import { Router, type Request } from 'express';
+import type { IRouter, Request } from 'express';
 import type { AppDeps } from '../app-deps';
 import { idempotencyFor } from '../http/idempotency';
 import { idParam } from '../http/path-params';
@@ -36,8 +36,7 @@ const tokenId = (req: Request) => idParam(req, 'wallet_token_not_found', 'tokenI
  * routes honour Idempotency-Key: a retry after a lost answer gets the same token. Adjustments
  * honour it too, so a retried credit is not a second credit.
  */
-export function walletRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function walletRoutes(router: IRouter, deps: AppDeps): void {
   const staff = requireRole(deps.db, 'staff');
   const manager = requireRole(deps.db, 'manager');
   const admin = requireRole(deps.db, 'admin');
@@ -77,5 +76,4 @@ export function walletRoutes(deps: AppDeps): Router {
   router.post('/api/v1/wallets/:id/adjustments', admin, once('wallet-adjustment', byApiKey), async (req, res) => {
     res.status(201).json(await adjustWallet(deps.db, operatorOf(req), walletId(req), parseAdjustment(req.body)));
   });
-  return router;
 }

@@ -3,7 +3,7 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import { AppError } from '@booking/domain';
-import { Router, type RequestHandler } from 'express';
+import type { IRouter, RequestHandler } from 'express';
 import type { AppDeps } from '../app-deps';
 
 const BASE_PATH = '/api/admin/queues';
@@ -34,13 +34,11 @@ function requirePassword(password: string): RequestHandler {
  * is for whoever runs the service and takes its own password, not a tenant's API key. Without
  * QUEUE_DASHBOARD_PASSWORD it is not served at all.
  */
-export function queueDashboardRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function queueDashboardRoutes(router: IRouter, deps: AppDeps): void {
   const password = deps.config.queueDashboardPassword;
-  if (!password) return router;
+  if (!password) return;
   const adapter = new ExpressAdapter();
   adapter.setBasePath(BASE_PATH);
   createBullBoard({ queues: [new BullMQAdapter(deps.deliveryQueue, { readOnlyMode: true })], serverAdapter: adapter });
   router.use(BASE_PATH, requirePassword(password), adapter.getRouter());
-  return router;
 }

@@ -1,4 +1,4 @@
-import { Router, type Request } from 'express';
+import type { IRouter, Request } from 'express';
 import type { AppDeps } from '../app-deps';
 import { idParam } from '../http/path-params';
 import { createParser } from '../http/validation';
@@ -37,8 +37,7 @@ const parseDeliveriesQuery = createParser(DeliveriesQuery, 'invalid_query');
  * The webhook developer settings, per tenant: admin keys read them, and changing them needs the
  * `webhooks:write` scope as well.
  */
-export function webhookRoutes(deps: AppDeps): Router {
-  const router = Router();
+export function webhookRoutes(router: IRouter, deps: AppDeps): void {
   const read = requireRole(deps.db, 'admin');
   const write = requireRole(deps.db, 'admin', { scope: 'webhooks:write' });
   const tenant = (req: Request) => operatorOf(req).tenantId;
@@ -86,5 +85,4 @@ export function webhookRoutes(deps: AppDeps): Router {
         (await redeliver(deps, tenant(req), idParam(req, 'webhook_delivery_not_found'))) satisfies RedeliverResponse,
       );
   });
-  return router;
 }
