@@ -65,6 +65,9 @@ describe('HTTP edges', () => {
       for (const res of [
         await request(t.app).put('/api/bookings/hold').send({}),
         await request(t.app).delete('/api/widget/experience'),
+        // Not the router's automatic text/plain answer listing the methods.
+        await request(t.app).options('/api/bookings/hold'),
+        await request(t.app).options('/api/payments/stripe/webhook'),
       ]) {
         expect(res.status).toBe(404);
         expect(res.headers['content-type']).toMatch(/^application\/json/);

@@ -20,21 +20,24 @@ interface Walked {
 
 const HTTP_METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
-/** The routes of a router and of the routers it mounts, with Express's `:id` as OpenAPI's `{id}`. */
-function walk(stack: Layer[], prefix = '', found: Walked = { routes: [], mounts: [] }): Walked {
+/**
+ * The app's routes, with Express's `:id` as OpenAPI's `{id}`. Routes go on the app itself (see
+ * app.ts), so a router mounted without a path, whose routes this would not see, is refused.
+ */
+function walk(stack: Layer[]): Walked {
+  const found: Walked = { routes: [], mounts: [] };
   for (const layer of stack) {
-    const at = layer.rawPath === undefined || layer.rawPath === '/' ? prefix : `${prefix}${layer.rawPath}`;
     if (layer.route) {
       if (typeof layer.route.path !== 'string')
         throw new Error(`a route path that is not a string: ${String(layer.route.path)}`);
-      const path = `${prefix}${layer.route.path}`.replace(/:(\w+)/g, '{$1}');
+      const path = layer.route.path.replace(/:(\w+)/g, '{$1}');
       for (const method of Object.keys(layer.route.methods).filter((m) => m !== '_all')) {
         found.routes.push(`${method.toUpperCase()} ${path}`);
       }
-    } else if (at !== prefix) {
-      found.mounts.push(at);
+    } else if (layer.rawPath !== undefined && layer.rawPath !== '/') {
+      found.mounts.push(layer.rawPath);
     } else if (layer.handle.stack) {
-      walk(layer.handle.stack, at, found);
+      throw new Error('a router mounted on the app without a path: add its routes to the app instead');
     }
   }
   return found;
