@@ -1,4 +1,5 @@
 import { openSecret } from '@booking/signing';
+import { LRUCache } from 'lru-cache';
 
 /** Secrets kept open at most; past that the least recently used is dropped. */
 const MAX_OPEN = 1_000;
@@ -11,15 +12,14 @@ const MAX_OPEN = 1_000;
  * WEBHOOK_SECRET_KEY: a value that key cannot open throws, as openSecret does, and is not kept.
  */
 export class EndpointSecrets {
-  private readonly opened = new Map<string, string>();
-  private readonly maxOpen: number;
+  private readonly opened: LRUCache<string, string>;
 
   /** `maxOpen` is lowered only by tests, to reach the bound with a few secrets. */
   constructor(
     private readonly secretKey: string,
     options: { maxOpen?: number } = {},
   ) {
-    this.maxOpen = options.maxOpen ?? MAX_OPEN;
+    this.opened = new LRUCache({ max: options.maxOpen ?? MAX_OPEN });
   }
 
   /** Secrets held open now. */
@@ -31,12 +31,8 @@ export class EndpointSecrets {
     let secret = this.opened.get(sealed);
     if (secret === undefined) {
       secret = openSecret(this.secretKey, sealed);
-      if (this.opened.size >= this.maxOpen) this.opened.delete(this.opened.keys().next().value!);
-    } else {
-      // Map order is insertion order: moving it to the end keeps the least recently used first.
-      this.opened.delete(sealed);
+      this.opened.set(sealed, secret);
     }
-    this.opened.set(sealed, secret);
     return secret;
   }
 }
