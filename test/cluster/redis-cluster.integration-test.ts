@@ -224,6 +224,20 @@ describe('Redis Cluster: two APIs, a dispatcher and a lifecycle worker', () => {
     expect(await t!.deps.db.booking.count({ where: { holdId: String(first.body.hold_id) } })).toBe(1);
   }, 30_000);
 
+  it("when a booking names another slot's hold, then it is told so, as on a single Redis, though the hold's record is on another slot's node", async () => {
+    const e = experience();
+    const [held, named] = futureSlots()
+      .filter((s) => s.e.id === e.id && s.slot.capacity >= 2)
+      .map((s) => s.slot.id)
+      .filter((id, i, ids) => ids.findIndex((other) => tagOf(other) === tagOf(id)) === i)
+      .slice(3, 5);
+    const hold = await post(apis[0]!, '/api/bookings/hold', holdBody(e, held!, 1));
+    expect(hold.status).toBe(200);
+
+    const booking = await post(apis[1]!, '/api/bookings', bookingBody(demo, e, named!, String(hold.body.hold_id), 1));
+    expect([booking.status, booking.body.error]).toEqual([400, 'experience_slot_mismatch']);
+  }, 30_000);
+
   it('when one client sends holds to both APIs, then they share one per-IP budget', async () => {
     const e = experience();
     const slotId = futureSlots().filter((s) => s.e.id === e.id)[2]!.slot.id;

@@ -66,6 +66,28 @@ describe('HoldStore: the running seat total and the slot mirror', () => {
     expect(unknown.now).toBeGreaterThanOrEqual(now);
   });
 
+  it('when a booking reads its hold, then it gets the hold as read finds it and the seats of every other live hold, in one step', async () => {
+    const s = await freshSlot(50);
+    for (const seats of [3, 5]) expect((await s.hold(t.deps.holds, seats)).outcome).toBe('placed');
+    const holds = await t.deps.redis.zrange(keys.slot(s.slotId).set, '0', '-1');
+    const idOf = (seats: number) => holds.find((member) => member.endsWith(`:${seats}`))!.split(':')[0]!;
+    const [threeId, fiveId] = [idOf(3), idOf(5)];
+    const other = await freshSlot(50);
+    await other.hold(t.deps.holds, 7);
+    const otherId = (await t.deps.redis.zrange(keys.slot(other.slotId).set, '0', '-1'))[0]!.split(':')[0]!;
+
+    const three = await t.deps.holds.readForBooking(s.slotId, threeId);
+    expect(three).toEqual({ ...(await t.deps.holds.read(threeId)), now: expect.any(Number), otherSeats: 5 });
+    expect(three.hold).toMatchObject({ id: threeId, slotId: s.slotId, seats: 3 });
+    expect((await t.deps.holds.readForBooking(s.slotId, fiveId)).otherSeats).toBe(3);
+    // Unknown: no hold, and every live hold counts.
+    const unknown = await t.deps.holds.readForBooking(s.slotId, holdIdOn(s.slotId, randomUUID()));
+    expect([unknown.hold, unknown.otherSeats]).toEqual([null, 8]);
+    // Another slot's hold is found, so that the booking can say it is not this slot's.
+    const foreign = await t.deps.holds.readForBooking(s.slotId, otherId);
+    expect([foreign.hold?.slotId, foreign.otherSeats]).toEqual([other.slotId, 8]);
+  });
+
   it('when holds are placed, shrunk, released and expire, then the total is always the seats of the live holds', async () => {
     const shortLived = new HoldStore(t.deps.redis, 1);
     const s = await freshSlot(100);

@@ -27,8 +27,8 @@ export interface PreparedBooking {
 }
 
 /**
- * Reads what the booking needs, all at once: the hold and the Redis clock it expires by, the
- * slot's other live holds, and the terms of the experience, slot and addons. A plain booking
+ * Reads what the booking needs, all at once: the hold, the Redis clock it expires by and the
+ * slot's other live holds (one script), and the terms of the experience, slot and addons. A plain booking
  * takes the terms this process keeps (see booking-terms) and reads nothing from PostgreSQL here;
  * otherwise, or when none are kept, one SELECT reads them with the customer of the email. The
  * reads go by the ids the request names; they are used only once the hold has been found to name
@@ -52,9 +52,8 @@ export async function prepareBooking(
   const ids = { experienceId, slotId, addonIds: requestedAddons.map((item) => item.addon_id) };
   const plain = !request.gift_card_code && !request.membership_token;
   const kept = plain && !fresh ? deps.terms.get(ids.experienceId, ids.slotId, ids.addonIds) : undefined;
-  const [{ hold, now }, otherHolds, read] = await Promise.all([
-    deps.holds.read(request.hold_id),
-    deps.holds.liveSeats([slotId], request.hold_id),
+  const [{ hold, now, otherSeats: others }, read] = await Promise.all([
+    deps.holds.readForBooking(slotId, request.hold_id),
     kept ? undefined : deps.terms.read(deps.pool, ids, email),
   ]);
   if (!hold || hold.bookingId !== null) throw new AppError('hold_not_found');
@@ -62,7 +61,6 @@ export async function prepareBooking(
     throw new AppError('experience_slot_mismatch', 'slot_id and experience_id must be those of the hold');
   }
   if (hold.expiresAt <= now) throw new AppError('hold_expired');
-  const others = otherHolds.get(slotId) ?? 0;
   const decide = (terms: BookingTerms, customer: KnownCustomer | null): PreparedBooking => ({
     ...check(hold, request, terms, customer, others),
     hold,

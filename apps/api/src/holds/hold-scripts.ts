@@ -178,6 +178,14 @@ end
 return 1
 `;
 
+// READ and COUNT in one step, for a booking: the hold it names and the seats of the slot's other
+// live holds. KEYS: set and total of a slot, and the record of a hold of that slot. ARGV: the
+// hold's id. Answers {now, {field, value, ...}, seats of the other live holds}.
+export const READ_FOR_BOOKING = `${NOW_MS}${OTHER_HELD_SEATS}
+local held = other_held_seats(KEYS[1], KEYS[2], KEYS[3], ARGV[1], now)
+return {now, redis.call('HGETALL', KEYS[3]), held}
+`;
+
 // KEYS: set, total, record, slot mirror. ARGV: hold id, seats, then the slot's new seats_booked
 // and the mirror ttl ms when the seats went into seats_booked (the mirror is left alone otherwise).
 export const RELEASE = `${SET_BOOKED}

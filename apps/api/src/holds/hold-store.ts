@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { redisScript, type RedisScript } from '@booking/db';
 import type { Logger } from 'pino';
-import { BOOKED, CONVERT, COUNT, FORGET, PLACE, READ, RELEASE, RESERVE } from './hold-scripts';
+import { BOOKED, CONVERT, COUNT, FORGET, PLACE, READ, READ_FOR_BOOKING, RELEASE, RESERVE } from './hold-scripts';
 
 /** A hold as Redis keeps it. Times are milliseconds since epoch, on Redis's clock. */
 export interface Hold {
@@ -102,7 +102,7 @@ export function holdKeys(clustered: boolean): HoldKeys {
 
 export class HoldStore {
   private readonly scripts: Record<
-    'place' | 'count' | 'reserve' | 'read' | 'convert' | 'release' | 'booked' | 'forget',
+    'place' | 'count' | 'reserve' | 'read' | 'readForBooking' | 'convert' | 'release' | 'booked' | 'forget',
     RedisScript
   >;
   private readonly keys: HoldKeys;
@@ -118,6 +118,7 @@ export class HoldStore {
       count: redisScript(redis, 'holdCount', COUNT, 3),
       reserve: redisScript(redis, 'holdReserve', RESERVE, 4),
       read: redisScript(redis, 'holdRead', READ, 1),
+      readForBooking: redisScript(redis, 'holdReadForBooking', READ_FOR_BOOKING, 3),
       convert: redisScript(redis, 'holdConvert', CONVERT, 3),
       release: redisScript(redis, 'holdRelease', RELEASE, 4),
       booked: redisScript(redis, 'holdBooked', BOOKED, 1),
@@ -228,20 +229,27 @@ export class HoldStore {
    */
   async read(holdId: string): Promise<{ hold: Hold | null; now: number }> {
     const [now, fields] = (await this.scripts.read([this.keys.record(holdId)], [])) as [number, string[]];
-    const record = new Map<string, string>();
-    for (let i = 0; i + 1 < fields.length; i += 2) record.set(fields[i]!, fields[i + 1]!);
-    const slotId = record.get('slot');
-    if (!slotId) return { hold: null, now };
-    const hold = {
-      id: holdId,
-      tenantId: record.get('tenant')!,
-      experienceId: record.get('experience')!,
-      slotId,
-      seats: Number(record.get('seats')),
-      expiresAt: Number(record.get('expires')),
-      bookingId: record.get('booking') ?? null,
-    };
-    return { hold, now };
+    return { hold: holdOf(holdId, fields), now };
+  }
+
+  /**
+   * What a booking of `slotId` reads in one step: the hold as `read` finds it, and the seats of
+   * the slot's other live holds (`liveSeats` leaving the hold out). On a cluster the record of a
+   * hold of another slot is under that slot's tag, out of this script's reach: it is then read
+   * where it is, so that the booking learns it is another slot's hold rather than none.
+   */
+  async readForBooking(
+    slotId: string,
+    holdId: string,
+  ): Promise<{ hold: Hold | null; now: number; otherSeats: number }> {
+    const [now, fields, otherSeats] = (await this.scripts.readForBooking(this.slotKeys(slotId, holdId).slice(0, 3), [
+      holdId,
+    ])) as [number, string[], number];
+    const hold = holdOf(holdId, fields);
+    if (!hold && this.redis.isCluster && !holdId.startsWith(slotTag(slotId))) {
+      return { ...(await this.read(holdId)), otherSeats: 0 };
+    }
+    return { hold, now, otherSeats: Number(otherSeats) };
   }
 
   /**
@@ -299,4 +307,21 @@ export class HoldStore {
       this.logger?.warn({ err: error, holdId }, 'hold not released; it stops counting when it expires');
     });
   }
+}
+
+/** A hold from its record's fields as HGETALL lists them; null when the record is gone. */
+function holdOf(holdId: string, fields: string[]): Hold | null {
+  const record = new Map<string, string>();
+  for (let i = 0; i + 1 < fields.length; i += 2) record.set(fields[i]!, fields[i + 1]!);
+  const slotId = record.get('slot');
+  if (!slotId) return null;
+  return {
+    id: holdId,
+    tenantId: record.get('tenant')!,
+    experienceId: record.get('experience')!,
+    slotId,
+    seats: Number(record.get('seats')),
+    expiresAt: Number(record.get('expires')),
+    bookingId: record.get('booking') ?? null,
+  };
 }
