@@ -128,7 +128,8 @@ export function idempotent(redis: Redis | Cluster, options: IdempotencyOptions):
     // route, which finds its work.
     const kind = options.rebuildsAnswers ? 'rebuilt:' : '';
     const redisKey = `idem:${options.scope}:${kind}${derive('record').digest('hex')}`;
-    const sealKey = derive('seal').digest('base64url');
+    // Derived only to store or replay an answer: a hold's usual answer is neither.
+    const sealKey = () => derive('seal').digest('base64url');
     const fingerprint = fingerprintOf(req);
 
     let claim: string;
@@ -143,13 +144,13 @@ export function idempotent(redis: Redis | Cluster, options: IdempotencyOptions):
       if ((await redis.set(redisKey, claim, 'EX', keySeconds, 'NX')) !== 'OK') {
         const claimed = (await claimRun([redisKey], [claim, keySeconds, fingerprint, options.inFlightSeconds])) as
           number | string;
-        if (typeof claimed === 'string') return replay(res, storedRecord(claimed, fingerprint), sealKey);
+        if (typeof claimed === 'string') return replay(res, storedRecord(claimed, fingerprint), sealKey());
         tookOver = claimed === 0;
       }
     } else {
       claim = JSON.stringify({ state: 'in_flight', fingerprint });
       const claimed = await redis.set(redisKey, claim, 'EX', options.inFlightSeconds, 'NX');
-      if (claimed !== 'OK') return replay(res, storedRecord(await redis.get(redisKey), fingerprint), sealKey);
+      if (claimed !== 'OK') return replay(res, storedRecord(await redis.get(redisKey), fingerprint), sealKey());
     }
 
     res.locals.idempotencyRef = derive(`ref\n${fingerprint}`).digest('hex');
@@ -166,7 +167,7 @@ export function idempotent(redis: Redis | Cluster, options: IdempotencyOptions):
         state: 'done',
         fingerprint,
         status,
-        sealed: sealSecret(sealKey, JSON.stringify(body)),
+        sealed: sealSecret(sealKey(), JSON.stringify(body)),
       };
       if (!options.rebuildsAnswers) await redis.set(redisKey, JSON.stringify(record), 'EX', options.ttlSeconds);
       else if (!tookOver) await storeIfOwner([redisKey], [claim, JSON.stringify(record), keySeconds]);
