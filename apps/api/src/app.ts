@@ -11,6 +11,7 @@ import { errorHandler, notFoundHandler } from './http/error-handler';
 import { requestDeadline } from './http/request-deadline';
 import { requestLogger } from './http/request-logger';
 import { requestMetrics } from './http/request-metrics';
+import { oneLayer } from './http/one-layer';
 import { docsRoutes } from './openapi/docs-routes';
 import { operatorBookingRoutes } from './bookings/operator-booking-routes';
 import { paymentIntentRoutes, stripeWebhookRoutes } from './payments/payment-routes';
@@ -38,10 +39,14 @@ export function createApp(deps: AppDeps): express.Express {
   app.disable('x-powered-by');
   app.set('trust proxy', deps.config.trustProxy);
 
-  app.use(requestMetrics);
-  app.use(closeConnectionsWhileDraining(deps.drain));
-  app.use(requestLogger(deps.logger));
-  app.use(requestDeadline(deps.config.requestTimeoutMs));
+  app.use(
+    oneLayer(
+      requestMetrics,
+      closeConnectionsWhileDraining(deps.drain),
+      requestLogger(deps.logger),
+      requestDeadline(deps.config.requestTimeoutMs),
+    ),
+  );
   stripeWebhookRoutes(app, deps);
   app.use(
     express.json({
