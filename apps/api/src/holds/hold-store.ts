@@ -247,7 +247,8 @@ export class HoldStore {
     ])) as [number, string[], number];
     const hold = holdOf(holdId, fields);
     if (!hold && this.redis.isCluster && !holdId.startsWith(slotTag(slotId))) {
-      return { ...(await this.read(holdId)), otherSeats: 0 };
+      const [found, others] = await Promise.all([this.read(holdId), this.liveSeats([slotId], holdId)]);
+      return { ...found, otherSeats: others.get(slotId) ?? 0 };
     }
     return { hold, now, otherSeats: Number(otherSeats) };
   }
