@@ -28,14 +28,13 @@ export interface PreparedBooking {
 
 /**
  * Reads what the booking needs, all at once: the hold, the Redis clock it expires by and the
- * slot's other live holds (one script), and the terms of the experience, slot and addons. A plain booking
- * takes the terms this process keeps (see booking-terms) and reads nothing from PostgreSQL here;
- * otherwise, or when none are kept, one SELECT reads them with the customer of the email. The
- * reads go by the ids the request names; they are used only once the hold has been found to name
- * the same ones. Then
- * checks the request (in the order the API has always answered: hold, venue, party size,
- * addons, membership) and prices it. A refusal is never made from kept terms: those are read
- * again and the request checked again first.
+ * slot's other live holds (one script), and the terms of the experience, slot and addons. A
+ * plain booking takes the terms this process keeps (see booking-terms) and reads nothing from
+ * PostgreSQL here; otherwise, or when none are kept, one SELECT reads them with the customer of
+ * the email. The reads go by the ids the request names; they are used only once the hold has
+ * been found to name the same ones. Then checks the request (in the order the API has always
+ * answered: hold, venue, party size, addons, membership) and prices it. A refusal is never made
+ * from kept terms: those are read again and the request checked again first.
  *
  * `fresh` reads the terms even where they are kept: the booking statement found them changed.
  */
