@@ -6,6 +6,13 @@ FROM node:20-slim
 RUN npm install -g pnpm@10.34.8 && npm cache clean --force
 
 ENV NPM_CONFIG_UPDATE_NOTIFIER=false
+# V8's young generation for every process of the image: 64 MB semi-spaces, not the 16 MB default.
+# A request allocates mostly short-lived objects; with the small default, scavenges come often and
+# copy (and promote) objects that requests still in flight hold. Measured with two APIs side by
+# side: about 8% less CPU per hold and 3% per booking, for about 130 MB more resident memory under
+# load (deploy/k8s's memory requests and limits allow for it). `pnpm bench` runs every Node
+# process it starts, apps and ceilings alike, with this line's options.
+ENV NODE_OPTIONS="--max-semi-space-size=64"
 WORKDIR /app
 
 # The whole source goes in before `pnpm install`: its postinstall runs `prisma generate`, which

@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { sleep } from '@booking/test-kit';
 
 /** A child process of the bench (a server, a worker), with the tail of what it printed. */
@@ -26,8 +27,22 @@ const running = new Set<Child>();
 export const CAN_PIN = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
 
 /**
- * Starts `node --import tsx <args>` in `cwd` (so a checkout's apps run on its own modules),
- * pinned to `core` with taskset when asked and possible. taskset execs, so the pid is node's.
+ * The NODE_OPTIONS that `root`'s Dockerfile gives every process of the image (V8's heap sizes), so
+ * that the bench runs the apps with their production runtime settings, and the ceilings with the
+ * same ones: a runtime setting never counts for one side of a ratio only. Empty when it sets none.
+ */
+function imageNodeOptions(root: string): string {
+  try {
+    return /^ENV NODE_OPTIONS="([^"]*)"$/m.exec(readFileSync(path.join(root, 'Dockerfile'), 'utf8'))?.[1] ?? '';
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Starts `node --import tsx <args>` in `cwd` (so a checkout's apps run on its own modules, with its
+ * image's NODE_OPTIONS, then any of `env`), pinned to `core` with taskset when asked and possible.
+ * taskset execs, so the pid is node's.
  */
 export function spawnNode(
   name: string,
@@ -40,7 +55,11 @@ export function spawnNode(
   const pinned = core !== undefined && CAN_PIN;
   const child = spawn(pinned ? 'taskset' : argv[0]!, pinned ? ['-c', String(core), ...argv] : argv.slice(1), {
     cwd,
-    env: { ...process.env, ...env },
+    env: {
+      ...process.env,
+      ...env,
+      NODE_OPTIONS: [imageNodeOptions(cwd), env.NODE_OPTIONS].filter(Boolean).join(' '),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const handle: Child = { name, child, output: [], logLines: 0, pending: [], ...(pinned ? { core } : {}) };
