@@ -28,21 +28,29 @@ export const CAN_PIN = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
 
 /**
  * The NODE_OPTIONS that `root`'s Dockerfile gives every process of the image (V8's heap sizes), so
- * that the bench runs the apps with their production runtime settings, and the ceilings with the
- * same ones: a runtime setting never counts for one side of a ratio only. Empty when it sets none.
+ * that the bench runs the apps with their production runtime settings, and the ceilings (always
+ * started from this checkout) with the same ones. Empty when the Dockerfile sets none or is absent
+ * (an older checkout); a line the bench cannot read stops it rather than running without.
  */
 function imageNodeOptions(root: string): string {
+  let dockerfile: string;
   try {
-    return /^ENV NODE_OPTIONS="([^"]*)"$/m.exec(readFileSync(path.join(root, 'Dockerfile'), 'utf8'))?.[1] ?? '';
+    dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
   } catch {
     return '';
   }
+  const lines = dockerfile.split(/\r?\n/).filter((line) => /^\s*ENV\s+NODE_OPTIONS\b/.test(line));
+  if (lines.length === 0) return '';
+  // The last one is the image's, as Docker reads them.
+  const value = /^\s*ENV\s+NODE_OPTIONS="([^"]*)"\s*$/.exec(lines.at(-1)!)?.[1];
+  if (value === undefined) throw new Error(`${root}/Dockerfile: cannot read ${lines.at(-1)!.trim()}`);
+  return value;
 }
 
 /**
  * Starts `node --import tsx <args>` in `cwd` (so a checkout's apps run on its own modules, with its
- * image's NODE_OPTIONS, then any of `env`), pinned to `core` with taskset when asked and possible.
- * taskset execs, so the pid is node's.
+ * image's NODE_OPTIONS), pinned to `core` with taskset when asked and possible. taskset execs, so
+ * the pid is node's.
  */
 export function spawnNode(
   name: string,
@@ -52,14 +60,12 @@ export function spawnNode(
   core?: number,
 ): Child {
   const argv = [process.execPath, '--import', 'tsx', ...args];
+  // The image's, then the bench's own (a profiler's, say), then the caller's: the last of a flag wins.
+  const nodeOptions = [imageNodeOptions(cwd), process.env.NODE_OPTIONS, env.NODE_OPTIONS].filter(Boolean).join(' ');
   const pinned = core !== undefined && CAN_PIN;
   const child = spawn(pinned ? 'taskset' : argv[0]!, pinned ? ['-c', String(core), ...argv] : argv.slice(1), {
     cwd,
-    env: {
-      ...process.env,
-      ...env,
-      NODE_OPTIONS: [imageNodeOptions(cwd), env.NODE_OPTIONS].filter(Boolean).join(' '),
-    },
+    env: { ...process.env, ...env, NODE_OPTIONS: nodeOptions },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const handle: Child = { name, child, output: [], logLines: 0, pending: [], ...(pinned ? { core } : {}) };
