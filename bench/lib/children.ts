@@ -1,7 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { sleep } from '@booking/test-kit';
+import { imageNodeOptions, sleep } from '@booking/test-kit';
 
 /** A child process of the bench (a server, a worker), with the tail of what it printed. */
 export interface Child {
@@ -27,27 +26,6 @@ const running = new Set<Child>();
 export const CAN_PIN = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
 
 /**
- * The NODE_OPTIONS that `root`'s Dockerfile gives every process of the image (V8's heap sizes), so
- * that the bench runs the apps with their production runtime settings, and the ceilings (always
- * started from this checkout) with the same ones. Empty when the Dockerfile sets none or is absent
- * (an older checkout); a line the bench cannot read stops it rather than running without.
- */
-function imageNodeOptions(root: string): string {
-  let dockerfile: string;
-  try {
-    dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
-  } catch {
-    return '';
-  }
-  const lines = dockerfile.split(/\r?\n/).filter((line) => /^\s*ENV\s+NODE_OPTIONS\b/.test(line));
-  if (lines.length === 0) return '';
-  // The last one is the image's, as Docker reads them.
-  const value = /^\s*ENV\s+NODE_OPTIONS="([^"]*)"\s*$/.exec(lines.at(-1)!)?.[1];
-  if (value === undefined) throw new Error(`${root}/Dockerfile: cannot read ${lines.at(-1)!.trim()}`);
-  return value;
-}
-
-/**
  * Starts `node --import tsx <args>` in `cwd` (so a checkout's apps run on its own modules, with its
  * image's NODE_OPTIONS), pinned to `core` with taskset when asked and possible. taskset execs, so
  * the pid is node's.
@@ -60,7 +38,8 @@ export function spawnNode(
   core?: number,
 ): Child {
   const argv = [process.execPath, '--import', 'tsx', ...args];
-  // The image's, then the bench's own (a profiler's, say), then the caller's: the last of a flag wins.
+  // The image's (the ceilings, always started from this checkout, get this checkout's, like its
+  // apps), then the bench's own (a profiler's, say), then the caller's: the last of a flag wins.
   const nodeOptions = [imageNodeOptions(cwd), process.env.NODE_OPTIONS, env.NODE_OPTIONS].filter(Boolean).join(' ');
   const pinned = core !== undefined && CAN_PIN;
   const child = spawn(pinned ? 'taskset' : argv[0]!, pinned ? ['-c', String(core), ...argv] : argv.slice(1), {

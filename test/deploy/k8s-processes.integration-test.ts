@@ -6,6 +6,7 @@ import { createRedis, type Redis } from '@booking/db';
 import {
   createIsolatedDatabase,
   freePort,
+  imageNodeOptions,
   killAllServiceProcesses,
   startServiceProcess,
   waitUntil,
@@ -25,10 +26,11 @@ import {
 } from './k8s-manifests';
 
 // What the kubelet would do with deploy/k8s, minus the cluster: each Deployment's process runs
-// as an OS process with the environment its manifest builds (ConfigMap, then env, with this
-// machine's PostgreSQL and Redis in the Secret's place and free ports in place of the container
-// ports), its probes are asked on their ports and paths, and SIGTERM must end it cleanly within
-// the pod's grace period. The migration Job's command creates and migrates a database.
+// as an OS process with the environment its image and manifest build (the Dockerfile's
+// NODE_OPTIONS, the ConfigMap, then env, with this machine's PostgreSQL and Redis in the Secret's
+// place and free ports in place of the container ports), its probes are asked on their ports and
+// paths, and SIGTERM must end it cleanly within the pod's grace period. The migration Job's
+// command creates and migrates a database.
 
 const ROOT = path.resolve(__dirname, '../..');
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -60,7 +62,11 @@ describe('the manifests run the service', () => {
     for (const deployment of ofKind(objects, 'Deployment')) {
       const container = containersOf(deployment)[0]!;
       const kind = PROCESS_KINDS[entryOf(container)]!;
-      const env = containerEnv(container, configMaps, secrets(isolated.env.DATABASE_URL!));
+      // The image's environment (its NODE_OPTIONS), then what the manifest sets.
+      const env = {
+        NODE_OPTIONS: imageNodeOptions(ROOT),
+        ...containerEnv(container, configMaps, secrets(isolated.env.DATABASE_URL!)),
+      };
       // This run's queues, apart from other tests' and from a local `pnpm start`; quieter logs.
       env.QUEUE_PREFIX = isolated.env.QUEUE_PREFIX!;
       delete env.LOG_LEVEL;

@@ -82,6 +82,7 @@ export { startRedisCluster, type ClusterNode, type RedisCluster } from './redis-
 export { startTcpProxy, type TcpProxy } from './tcp-proxy';
 export { startHaproxy, type Haproxy, type ServerStat, type Upstream } from './haproxy';
 export { freePort } from './ports';
+export { imageNodeOptions } from './image-node-options';
 export { metricValue, scrapeMetrics } from './prometheus-text';
 
 // Waiting on a state instead of sleeping.
