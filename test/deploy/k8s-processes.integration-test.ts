@@ -172,7 +172,10 @@ describe('the manifests run the service', () => {
     const run = () =>
       new Promise<{ code: number | null; output: string }>((resolve) => {
         const [command, ...args] = container.command!;
-        const child = spawn(command!, args, { cwd: ROOT, env: { PATH: process.env.PATH, ...env } });
+        const child = spawn(command!, args, {
+          cwd: ROOT,
+          env: { PATH: process.env.PATH, NODE_OPTIONS: imageNodeOptions(ROOT), ...env },
+        });
         let output = '';
         child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
         child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

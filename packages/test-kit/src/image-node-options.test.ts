@@ -17,9 +17,11 @@ describe('imageNodeOptions', () => {
     expect(imageNodeOptions(root)).toBe('');
   });
 
-  it('when it sets them more than once, then the last line counts, as for Docker', () => {
+  it('when it sets them more than once, then the last line counts, in any case, as for Docker', () => {
     dockerfile(
-      'FROM node:20-slim\r\nENV NODE_OPTIONS="--max-old-space-size=512"\r\nENV NODE_OPTIONS="--max-semi-space-size=64"\r\n',
+      'FROM node:20-slim\r\n' +
+        'ENV NODE_OPTIONS="--max-old-space-size=512"\r\n' +
+        'env NODE_OPTIONS="--max-semi-space-size=64"\r\n',
     );
     expect(imageNodeOptions(root)).toBe('--max-semi-space-size=64');
   });
@@ -27,6 +29,8 @@ describe('imageNodeOptions', () => {
   it('when the line is in a form it cannot read, then it throws rather than dropping them', () => {
     dockerfile('FROM node:20-slim\nENV NODE_OPTIONS --max-semi-space-size=64\n');
     expect(() => imageNodeOptions(root)).toThrow(/cannot read ENV NODE_OPTIONS --max-semi-space-size=64/);
+    dockerfile('FROM node:20-slim\nENV NODE_ENV=production NODE_OPTIONS="--max-semi-space-size=64"\n');
+    expect(() => imageNodeOptions(root)).toThrow(/cannot read ENV NODE_ENV=production/);
   });
 
   it("reads this repository's own Dockerfile, which sizes V8's young generation", () => {

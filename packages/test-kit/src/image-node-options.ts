@@ -14,11 +14,12 @@ export function imageNodeOptions(root: string): string {
   } catch {
     return '';
   }
-  const lines = dockerfile.split(/\r?\n/).filter((line) => /^\s*ENV\s+NODE_OPTIONS\b/.test(line));
+  // Docker reads instructions in any case, and an ENV line may set several variables.
+  const lines = dockerfile.split(/\r?\n/).filter((line) => /^\s*ENV\s.*\bNODE_OPTIONS\b/i.test(line));
   if (lines.length === 0) return '';
   // The last one is the image's, as Docker reads them.
   const line = lines.at(-1)!;
-  const value = /^\s*ENV\s+NODE_OPTIONS="([^"]*)"\s*$/.exec(line)?.[1];
+  const value = /^\s*ENV\s+NODE_OPTIONS="([^"]*)"\s*$/i.exec(line)?.[1];
   if (value === undefined) throw new Error(`${path.join(root, 'Dockerfile')}: cannot read ${line.trim()}`);
   return value;
 }
