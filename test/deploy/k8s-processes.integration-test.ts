@@ -63,7 +63,7 @@ describe('the manifests run the service', () => {
       const container = containersOf(deployment)[0]!;
       const kind = PROCESS_KINDS[entryOf(container)]!;
       // The image's environment (its NODE_OPTIONS), then what the manifest sets.
-      const env = {
+      const env: Record<string, string> = {
         NODE_OPTIONS: imageNodeOptions(ROOT),
         ...containerEnv(container, configMaps, secrets(isolated.env.DATABASE_URL!)),
       };
