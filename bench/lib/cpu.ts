@@ -130,9 +130,15 @@ export function describeCpu(use: CpuUse, items: number, unit: string): string {
   return `cores ${(use.busy * 100).toFixed(0)}% busy; CPU ms per ${unit}: ${per}`;
 }
 
-/** Runs `work`, and what the machine's CPU went to meanwhile, by group (see groupOf). */
-export async function measureCpu<T>(work: () => Promise<T>): Promise<[T, CpuUse]> {
+/**
+ * Runs `work`, and what the machine's CPU went to meanwhile, by group (see groupOf): up to the
+ * moment `work` calls `end` (its first call), or else until it resolves.
+ */
+export async function measureCpu<T>(work: (end: () => void) => Promise<T>): Promise<[T, CpuUse]> {
   const from = cpuSnapshot();
-  const result = await work();
-  return [result, cpuBetween(from, cpuSnapshot())];
+  let to: Snapshot | undefined;
+  const result = await work(() => {
+    to ??= cpuSnapshot();
+  });
+  return [result, cpuBetween(from, to ?? cpuSnapshot())];
 }

@@ -52,14 +52,23 @@ interface Sample {
 /** One autocannon run (per URL, all at once). */
 async function sample(run: Run): Promise<Sample> {
   const latencies: number[] = [];
-  const [{ started, last, results }, cpu] = await measureCpu(() => load(run, latencies));
+  const [{ started, last, results }, cpu] = await measureCpu((end) => load(run, latencies, end));
   return { latencies, seconds: (last - started) / 1000, results, cpu };
 }
 
-async function load(run: Run, latencies: number[]) {
+/**
+ * Runs `run`, each response's time in `latencies`. `loadEnded` is called when the load is over: at
+ * the last response of a fixed amount, or when the duration is up. autocannon itself answers only
+ * at its next one-second tick, so CPU measured until then would count up to a second of idle
+ * cores per run (on a half-second round of the booking ceiling, half its time).
+ */
+async function load(run: Run, latencies: number[], loadEnded: () => void) {
   const started = performance.now();
   let last = started;
   const connections = Math.max(1, Math.floor((run.connections ?? CONNECTIONS) / run.urls.length));
+  const expected = run.amount ? Math.ceil(run.amount / run.urls.length) * run.urls.length : undefined;
+  const durationUp =
+    expected === undefined ? setTimeout(loadEnded, (run.duration ?? DURATION_SECONDS) * 1000) : undefined;
   const instances = run.urls.map((url) => {
     // Without a callback autocannon returns its instance, which is also a promise of the result.
     const instance = autocannon({
@@ -75,6 +84,7 @@ async function load(run: Run, latencies: number[]) {
     instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => {
       latencies.push(responseTime);
       last = performance.now();
+      if (latencies.length === expected) loadEnded();
     });
     return instance;
   });
@@ -85,6 +95,7 @@ async function load(run: Run, latencies: number[]) {
     results = await Promise.all(instances);
   } finally {
     clearTimeout(guard);
+    clearTimeout(durationUp);
   }
   return { started, last, results };
 }
