@@ -57,18 +57,18 @@ async function sample(run: Run): Promise<Sample> {
 }
 
 /**
- * Runs `run`, each response's time in `latencies`. `loadEnded` is called when the load is over: at
- * the last response of a fixed amount, or when the duration is up. autocannon itself answers only
- * at its next one-second tick, so CPU measured until then would count up to a second of idle
- * cores per run (on a half-second round of the booking ceiling, half its time).
+ * Runs `run`, each response's time in `latencies`. A fixed amount calls `loadEnded` at its last
+ * response: autocannon reports only at its next one-second tick, so CPU measured until then would
+ * count up to a second of idle cores (on a half-second round of the booking ceiling, half its
+ * time). A duration run loads until that tick (its clients send until they are closed there), so
+ * its report is its end. A request that failed (no response) leaves an amount short: its CPU then
+ * runs to the report.
  */
 async function load(run: Run, latencies: number[], loadEnded: () => void) {
   const started = performance.now();
   let last = started;
   const connections = Math.max(1, Math.floor((run.connections ?? CONNECTIONS) / run.urls.length));
   const expected = run.amount ? Math.ceil(run.amount / run.urls.length) * run.urls.length : undefined;
-  const durationUp =
-    expected === undefined ? setTimeout(loadEnded, (run.duration ?? DURATION_SECONDS) * 1000) : undefined;
   const instances = run.urls.map((url) => {
     // Without a callback autocannon returns its instance, which is also a promise of the result.
     const instance = autocannon({
@@ -95,7 +95,6 @@ async function load(run: Run, latencies: number[], loadEnded: () => void) {
     results = await Promise.all(instances);
   } finally {
     clearTimeout(guard);
-    clearTimeout(durationUp);
   }
   return { started, last, results };
 }
