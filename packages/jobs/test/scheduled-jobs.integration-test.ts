@@ -71,29 +71,36 @@ describe('scheduled jobs', () => {
         return { counted: 1 };
       },
     };
+    const podsStarting = Date.now();
     await startPod([job]);
     await startPod([job]);
-    const started = Date.now();
-
+    const windowStart = Date.now();
     await sleep(2_000); // the window the runs are counted over
+    const windowEnd = Date.now();
     await Promise.all(pods.splice(0).map((pod) => pod.close()));
-    const elapsed = Date.now() - started;
+    const closed = Date.now();
 
     const ticks = [...new Set(runs.map((run) => run.tickId))].sort((x, y) => tickTime(x) - tickTime(y));
     expect(runs).toHaveLength(ticks.length); // no tick ran twice
     expect(runs.every((run) => run.attempt === 1)).toBe(true);
-    // Ticks are whole intervals apart. BullMQ makes a tick's successor when a worker takes the
-    // tick; one taken more than an interval late (a machine too busy to run the worker on time)
-    // makes it skip to the next slot rather than run late. So a tick is missing only after one
-    // that started that late, never after one on time.
-    const gaps = ticks.slice(1).map((tick, i) => (tickTime(tick) - tickTime(ticks[i]!)) / every);
-    expect(gaps.every((gap) => Number.isInteger(gap) && gap >= 1)).toBe(true);
-    const startedAt = new Map(runs.map((run) => [run.tickId, run.startedAt!]));
-    const lateBeforeGap = gaps.flatMap((gap, i) => (gap > 1 ? [startedAt.get(ticks[i]!)! - tickTime(ticks[i]!)] : []));
-    expect(lateBeforeGap.every((late) => late >= every)).toBe(true);
-    const lost = gaps.reduce((sum, gap) => sum + gap - 1, 0);
-    expect(ticks.length + lost).toBeGreaterThanOrEqual(Math.floor(elapsed / every) - 1);
-    expect(ticks.length).toBeLessThanOrEqual(Math.ceil(elapsed / every) + 1);
+    // BullMQ makes a tick's successor when a worker takes the tick: the next interval, or, when
+    // that has passed already (the worker took the tick more than an interval late, on a machine
+    // too busy to run it on time), a later slot rather than a late run. So a tick taken on time
+    // is followed by the next interval's; only a late one may be followed by a gap. (A pod
+    // registering the schedule again may then place the successor off the schedule's phase.)
+    const late = new Map(runs.map((run) => [run.tickId, run.startedAt! - tickTime(run.tickId)]));
+    const afterOnTime = ticks
+      .slice(1)
+      .map((tick, i) => ({ after: ticks[i]!, gap: (tickTime(tick) - tickTime(ticks[i]!)) / every }))
+      .filter(({ after }) => late.get(after)! < every);
+    expect(afterOnTime.filter(({ gap }) => gap !== 1)).toEqual([]);
+    // Lateness is the machine's, not the scheduler's way: most ticks start on time.
+    expect(ticks.filter((tick) => late.get(tick)! >= every).length).toBeLessThanOrEqual(ticks.length / 2);
+    // The ticks cover the window (with one interval's slack at each end) and fit in the time the
+    // pods ran.
+    const covered = (tickTime(ticks.at(-1)!) - tickTime(ticks[0]!)) / every + 1;
+    expect(covered).toBeGreaterThanOrEqual(Math.floor((windowEnd - windowStart) / every) - 1);
+    expect(ticks.length).toBeLessThanOrEqual(Math.ceil((closed - podsStarting) / every) + 1);
   });
 
   it('when a run takes longer than the interval, then no two runs of the job overlap across pods', async () => {
