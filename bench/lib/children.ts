@@ -25,6 +25,9 @@ const running = new Set<Child>();
 /** Whether `taskset` can pin processes here (and the machine has a core for each). */
 export const CAN_PIN = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
 
+/** Each checkout's image NODE_OPTIONS, read from its Dockerfile once per run, not per process. */
+const imageOptions = new Map<string, string>();
+
 /**
  * Starts `node --import tsx <args>` in `cwd` (so a checkout's apps run on its own modules, with its
  * image's NODE_OPTIONS), pinned to `core` with taskset when asked and possible. taskset execs, so
@@ -40,7 +43,8 @@ export function spawnNode(
   const argv = [process.execPath, '--import', 'tsx', ...args];
   // The image's (the ceilings, always started from this checkout, get this checkout's, like its
   // apps), then the bench's own (a profiler's, say), then the caller's: the last of a flag wins.
-  const nodeOptions = [imageNodeOptions(cwd), process.env.NODE_OPTIONS, env.NODE_OPTIONS].filter(Boolean).join(' ');
+  if (!imageOptions.has(cwd)) imageOptions.set(cwd, imageNodeOptions(cwd));
+  const nodeOptions = [imageOptions.get(cwd), process.env.NODE_OPTIONS, env.NODE_OPTIONS].filter(Boolean).join(' ');
   const pinned = core !== undefined && CAN_PIN;
   const child = spawn(pinned ? 'taskset' : argv[0]!, pinned ? ['-c', String(core), ...argv] : argv.slice(1), {
     cwd,
