@@ -3,12 +3,12 @@
  * the simplest fast way: ONE prepared statement on raw `pg` (its own transaction) that locks the
  * slot row (FOR NO KEY UPDATE) where the seats fit its capacity, inserts the customer (ON
  * CONFLICT for a returning email), the booking, and the outbox rows (customer.created,
- * booking.created) and wakes the relay (pg_notify): the same tables and columns as the API's
- * booking. Its pool is the API's default size (DB_POOL_SIZE 10).
+ * booking.created): the same tables and columns as the API's booking, which, like it, leaves the
+ * relay to find them at its next poll. Its pool is the API's default size (DB_POOL_SIZE 10).
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { EVENT_SCHEMA_VERSIONS, OUTBOX_CHANNEL } from '@booking/events';
+import { EVENT_SCHEMA_VERSIONS } from '@booking/events';
 import { Pool } from 'pg';
 
 interface BookingBody {
@@ -51,7 +51,7 @@ WITH slot AS MATERIALIZED (
   INSERT INTO events (id, tenant_id, name, entity_type, entity_id, schema_version, data)
   SELECT $15::uuid, $1::uuid, 'booking.created', 'booking', booking.id, $16::int, $17::jsonb FROM booking
 )
-SELECT booking.id, pg_notify($18::text, '') FROM booking`,
+SELECT booking.id FROM booking`,
 };
 
 interface Experience {
@@ -121,7 +121,6 @@ async function book(body: BookingBody): Promise<{ status: number; answer: object
         customer_email: email,
         guest_count: body.guest_count,
       },
-      OUTBOX_CHANNEL,
     ],
   });
   if (rowCount === 0) return { status: 409, answer: { error: 'capacity_exceeded' } };

@@ -174,7 +174,7 @@ export interface Burst {
 
 /**
  * The deliveries of `commits` as the receiver saw them, and the stages from the database:
- * relay = commit -> the event's relayed_at (NOTIFY, the relay's transaction); queue = relayed_at
+ * relay = commit -> the event's relayed_at (the relay's next poll, its transaction); queue = relayed_at
  * -> the first attempt's started_at (enqueue, BullMQ hand-over, reading the delivery); attempt =
  * its duration_ms (the POST).
  */

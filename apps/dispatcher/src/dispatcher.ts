@@ -50,10 +50,9 @@ export async function startDispatcher(
   const reader = createDeliveryReader(sql);
   const secrets = new EndpointSecrets(config.webhooks.secretKey);
   const worker = startDeliveryWorker({ db, reader, recorder, agents, secrets, config, logger, metrics }, connection);
-  const stopRelay = await startOutboxRelay({
+  const stopRelay = startOutboxRelay({
     sql,
     queue,
-    databaseUrl: config.databaseUrl,
     retryDelaysMs: config.webhooks.retryDelaysMs,
     intervalMs: config.webhooks.relayIntervalMs,
     logger,

@@ -60,10 +60,9 @@ describe('the outbox relay and a batch too big for the statement timeout', () =>
     const queue = createDeliveryQueue(connection, `relay-size-${randomUUID()}`);
     const logs: string[] = [];
     const logger = pino({ level: 'warn' }, { write: (line: string) => logs.push(line) });
-    const stop = await startOutboxRelay({
+    const stop = startOutboxRelay({
       sql,
       queue,
-      databaseUrl: isolated.env.DATABASE_URL!,
       retryDelaysMs: [0],
       intervalMs: 200,
       logger,

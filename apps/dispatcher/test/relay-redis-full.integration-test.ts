@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { loadConfig } from '@booking/config';
 import { createPgPool, createPrismaClient } from '@booking/db';
 import { createIsolatedDatabase, startRedisServer, waitUntil } from '@booking/test-kit';
 import { createDeliveryQueue, queueConnection } from '@booking/webhook-queue';
 import { Redis } from 'ioredis';
 import { sweepUnqueued } from '../src/maintenance/sweep-unqueued';
+import { startRelayProcess, type RelayChild } from './support/relay-child';
 
 // A Redis that refuses writes (maxmemory reached under noeviction) while the relay drains more
 // than one batch: each batch's jobs fail to queue while the next batch is relayed. That failure
@@ -15,9 +14,6 @@ import { sweepUnqueued } from '../src/maintenance/sweep-unqueued';
 // inside Jest, whose test `process` is a copy that never hears the real one's
 // 'unhandledRejection', and which forgets a rejection handled later, the defect would not show.
 // The Redis is this test's own redis-server on 127.0.0.1, the database an isolated one.
-
-const ROOT = path.resolve(__dirname, '../../..');
-const RELAY_ENTRY = path.join(__dirname, 'support', 'relay-process.ts');
 
 const EVENTS = 3_000; // three relay batches of 1,000
 const FILL_VALUE = 'x'.repeat(16 * 1024);
@@ -33,40 +29,6 @@ async function fillUntilRefused(redis: Redis): Promise<string> {
     }
   }
   throw new Error(`redis still accepted writes after ${MAX_FILL_WRITES} of them`);
-}
-
-interface LogLine {
-  level: number;
-  msg: string;
-  err?: { message?: string };
-}
-
-/** Starts the relay process; `exited` resolves with `exit <code>` or the signal that ended it. */
-function startRelayProcess(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--unhandled-rejections=throw', '--import', 'tsx', RELAY_ENTRY], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<string>((resolve) =>
-    child.once('exit', (code, signal) => resolve(signal ?? `exit ${code}`)),
-  );
-  return {
-    exited,
-    running: () => child.exitCode === null && child.signalCode === null,
-    stop: () => child.kill('SIGTERM'),
-    kill: () => child.kill('SIGKILL'),
-    lines: (): LogLine[] =>
-      stdout
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line) as LogLine),
-    output: () => `stdout:\n${stdout.slice(-2_000)}\nstderr:\n${stderr.slice(0, 2_000)}`,
-  };
 }
 
 describe('the outbox relay when Redis refuses writes', () => {
@@ -85,7 +47,7 @@ describe('the outbox relay when Redis refuses writes', () => {
     const queue = createDeliveryQueue(connection, config.queuePrefix);
     const sql = createPgPool(config.databaseUrl, { poolSize: config.dbPoolSize, ...config.dbTimeouts });
     const db = createPrismaClient(config.databaseUrl, { poolSize: 2 });
-    let relay: ReturnType<typeof startRelayProcess> | undefined;
+    let relay: RelayChild | undefined;
     try {
       await admin.connect();
       await admin.config('SET', 'maxmemory', '2mb');

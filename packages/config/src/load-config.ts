@@ -195,8 +195,8 @@ const specs = {
   }),
   WEBHOOK_CONCURRENCY: positiveInt({ default: 10, desc: 'Deliveries one dispatcher process sends at once' }),
   WEBHOOK_RELAY_INTERVAL_MS: positiveInt({
-    default: 1000,
-    desc: 'How often the relay polls the outbox besides waking on PostgreSQL notifications',
+    default: 50,
+    desc: 'How often the relay polls the outbox for committed events (an idle relay finds one at most this long after its commit)',
   }),
   WEBHOOK_SWEEP_INTERVAL_MS: positiveInt({
     default: 30_000,
@@ -216,7 +216,7 @@ const specs = {
   BODY_LIMIT_BYTES: positiveInt({ default: 64 * 1024, desc: 'Largest accepted request body' }),
   DB_POOL_SIZE: positiveInt({
     default: 10,
-    desc: 'PostgreSQL connections per process (a dispatcher opens 3 more: 2 for Prisma, 1 to LISTEN)',
+    desc: 'PostgreSQL connections per process (a dispatcher opens 2 more, for Prisma)',
   }),
   DB_CONNECT_TIMEOUT_MS: positiveInt({
     default: DB_TIMEOUT_DEFAULTS.connectTimeoutMs,

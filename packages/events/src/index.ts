@@ -1,4 +1,4 @@
-export { recordEvent, eventRow, OUTBOX_CHANNEL } from './record-event';
+export { recordEvent, eventRow } from './record-event';
 export type { EventInput, EventRow } from './record-event';
 export type { EventName, SubscribableEvent } from './catalogue';
 export { EVENT_SCHEMA_VERSIONS, SUBSCRIBABLE_EVENTS, isSubscribable, endpointWants } from './catalogue';

@@ -75,9 +75,13 @@ export function eventRow<N extends RecordedEventName, F extends EventFields<N>>(
 
 /**
  * Writes an event to the outbox inside the caller's transaction, so the event exists if and only
- * if the change it describes committed. The webhook dispatcher delivers it later. `fields` are
- * typed by the event's payload schema (payloads/): a producer can neither leave out a field the
- * catalogue lists nor add one it does not.
+ * if the change it describes committed. The webhook dispatcher's relay finds it at its next poll
+ * and delivers it. `fields` are typed by the event's payload schema (payloads/): a producer can
+ * neither leave out a field the catalogue lists nor add one it does not.
+ *
+ * No NOTIFY wakes the relay: PostgreSQL serialises the commits of all transactions that notify,
+ * across the cluster (a lock held through the commit's WAL flush), which capped event-writing
+ * commits, bookings included, at a fraction of what group commit allows.
  */
 export async function recordEvent<N extends RecordedEventName, F extends EventFields<N>>(
   tx: Tx,
@@ -85,14 +89,8 @@ export async function recordEvent<N extends RecordedEventName, F extends EventFi
 ): Promise<string> {
   const row = eventRow(event);
   await tx.event.create({ data: row });
-  // Wakes the dispatcher's relay. PostgreSQL delivers the notification only if and when this
-  // transaction commits; the relay also polls, so a lost notification only adds latency.
-  await tx.$executeRaw`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`;
   return row.id;
 }
-
-/** The PostgreSQL notification channel the outbox relay listens on. */
-export const OUTBOX_CHANNEL = 'outbox_events';
 
 function sealedFields(event: { secretFields?: object; secretKey?: string }): string | null {
   return event.secretFields ? sealSecret(event.secretKey!, JSON.stringify(event.secretFields)) : null;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { PgPool } from '@booking/db';
 import { AppError } from '@booking/domain';
 import { deadlinePassed, timeLeftMs } from '../http/request-deadline';
-import { OUTBOX_CHANNEL, eventRow, type EventRow } from '@booking/events';
+import { eventRow, type EventRow } from '@booking/events';
 import {
   changedContactFields,
   customerCreatedEvent,
@@ -40,11 +40,11 @@ import type { PreparedBooking } from './prepare-booking';
  *   in Node with the same builders as the transaction's, are written only if that customer is
  *   still as read: if one exists after all (`existing_customer`, answered so that the statement
  *   can be sent again for it), or a concurrent booking made or changed it since, nothing is written.
- * - `late`: the request's deadline (its time left, $30, counted from the statement's start) passed
+ * - `late`: the request's deadline (its time left, $29, counted from the statement's start) passed
  *   while the statement waited for the lock. Its client has been told 503, so nothing is written:
  *   a statement that commits by itself is bounded like a transaction's COMMIT (request-deadline).
- * - the booking, its addons, its events (customer.created/updated, booking.created, rows built
- *   by eventRow as recordEvent writes them) and the relay's wake-up (pg_notify, delivered at commit).
+ * - the booking, its addons and its events (customer.created/updated, booking.created, rows built
+ *   by eventRow as recordEvent writes them), which the relay finds at its next poll.
  */
 const INSERT_BOOKING = `
 WITH slot AS MATERIALIZED (
@@ -52,10 +52,10 @@ WITH slot AS MATERIALIZED (
     FROM slots WHERE id = $2::uuid AND tenant_id = $1::uuid FOR NO KEY UPDATE
 ), current_terms AS MATERIALIZED (
   SELECT s.experience_id = $16::uuid AND e.venue_id = $17::uuid AND e.currency = $21::text
-         AND e.base_price_cents = $31::int AND s.price_cents IS NOT DISTINCT FROM $32::int
-         AND $3::int BETWEEN e.min_party_size AND e.max_party_size AND e.requires_waiver = $33::boolean
-         AND date_trunc('milliseconds', s.starts_at) = $34::timestamptz
-         AND date_trunc('milliseconds', s.ends_at) = $35::timestamptz
+         AND e.base_price_cents = $30::int AND s.price_cents IS NOT DISTINCT FROM $31::int
+         AND $3::int BETWEEN e.min_party_size AND e.max_party_size AND e.requires_waiver = $32::boolean
+         AND date_trunc('milliseconds', s.starts_at) = $33::timestamptz
+         AND date_trunc('milliseconds', s.ends_at) = $34::timestamptz
          AND (SELECT count(*) FROM addons a, unnest($25::uuid[], $27::int[]) AS x(id, price_cents)
                WHERE a.id = x.id AND a.tenant_id = $1::uuid AND a.experience_id = $16::uuid AND a.active
                  AND a.price_cents = x.price_cents) = cardinality($25::uuid[]) AS current
@@ -64,8 +64,8 @@ WITH slot AS MATERIALIZED (
   SELECT EXISTS (SELECT 1 FROM bookings WHERE hold_id = $5::uuid) AS hold_used,
          coalesce((SELECT seats_booked + $3::int + $4::int <= capacity FROM slot), false) AS fits,
          coalesce((SELECT current FROM current_terms), false) AS current,
-         coalesce((SELECT clock_timestamp() >= statement_timestamp() + $30::int * interval '1 millisecond'
-                     FROM slot WHERE $30::int IS NOT NULL), false) AS late
+         coalesce((SELECT clock_timestamp() >= statement_timestamp() + $29::int * interval '1 millisecond'
+                     FROM slot WHERE $29::int IS NOT NULL), false) AS late
 ), go AS MATERIALIZED (
   SELECT 1 FROM verdict WHERE fits AND current AND NOT hold_used AND NOT late
 ), existing_customer AS MATERIALIZED (
@@ -110,8 +110,7 @@ WITH slot AS MATERIALIZED (
 )
 SELECT verdict.hold_used, verdict.late, verdict.fits, NOT verdict.current AS stale_terms, booking.id IS NOT NULL AS booked,
        (SELECT json_build_object('id', id, 'firstName', first_name, 'lastName', last_name, 'phone', phone)
-          FROM existing_customer) AS existing_customer,
-       CASE WHEN booking.id IS NOT NULL THEN pg_notify($29::text, '')::text END AS notified
+          FROM existing_customer) AS existing_customer
   FROM verdict LEFT JOIN booking ON true`;
 
 /** The customer as the statement is to find it, what it then does with it, and the event that says so. */
@@ -242,7 +241,6 @@ async function runInsert(
         prepared.addons.map((addon) => addon.qty),
         prepared.addons.map((addon) => addon.unitPriceCents),
         outboxRows(events),
-        OUTBOX_CHANNEL,
         left === undefined ? null : Math.floor(left),
         terms.basePriceCents,
         terms.slotPriceCents,

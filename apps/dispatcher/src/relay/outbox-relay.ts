@@ -1,34 +1,37 @@
-import { OUTBOX_CHANNEL } from '@booking/events';
 import type { DeliveryQueue } from '@booking/webhook-queue';
 import type { Logger } from 'pino';
-import { Client, type Pool } from 'pg';
+import type { Pool } from 'pg';
 import { RELAY_BATCH_SIZE, relayOutbox } from './relay-outbox';
-
-const LISTEN_RETRY_MS = 5_000;
 
 /** Full batches after which a batch size halved by a timeout is doubled again. */
 const GROW_AFTER = 100;
 
 /**
- * Batches relayed at a time, each a statement on its own connection: SKIP LOCKED gives them
- * disjoint events, so a burst is claimed by two PostgreSQL backends in parallel rather than one
- * batch after another.
+ * Batches relayed at a time once a batch came back full, each a statement on its own connection:
+ * SKIP LOCKED gives them disjoint events, so a burst is claimed by two PostgreSQL backends in
+ * parallel rather than one batch after another. A poll that finds little runs one.
  */
 const RELAY_LANES = 2;
 
 /**
- * Runs the relay: wakes on PostgreSQL notifications from committed events (low latency) and on
- * a timer (in case a notification was missed or the listener was reconnecting), and drains the
- * outbox batch by batch. Returns a stop function.
+ * After a drain failed (PostgreSQL unreachable, say), polls are skipped for this long: an outage
+ * logs its failure about once a second, not once per poll.
  */
-export async function startOutboxRelay(deps: {
+const PAUSE_AFTER_FAILURE_MS = 1_000;
+
+/**
+ * Runs the relay: every `intervalMs` it drains the outbox batch by batch (a burst in full batches,
+ * back to back). It polls rather than LISTENs: a NOTIFY from each event-writing transaction would
+ * serialise their commits across the cluster (see recordEvent), and a poll that finds nothing is
+ * one index lookup. Returns a stop function.
+ */
+export function startOutboxRelay(deps: {
   sql: Pool;
   queue: DeliveryQueue;
-  databaseUrl: string;
   retryDelaysMs: number[];
   intervalMs: number;
   logger: Logger;
-}): Promise<() => Promise<void>> {
+}): () => Promise<void> {
   let stopped = false;
   let running: Promise<void> | null = null;
   let again = false;
@@ -47,9 +50,17 @@ export async function startOutboxRelay(deps: {
     let queued: Promise<unknown> = Promise.resolve();
     // A lane relays batch after batch until one comes back short: the outbox is empty, or the
     // rest is locked by the other lane (or another dispatcher), which relays it. Rows committed
-    // meanwhile wake the relay again (their NOTIFY); rows skipped because a relay that held them
-    // failed and rolled back wait for the next wake-up or poll, as they did with one lane.
-    const lane = async () => {
+    // meanwhile, and rows skipped because a relay that held them failed and rolled back, wait for
+    // the next poll. A full batch starts the other lanes.
+    const lanes: Promise<void>[] = [];
+    // A lane's failure is handled from its start: a lane started by another may fail before the drain
+    // awaits it, and an unhandled rejection ends the process. The drain reports it below.
+    const startLane = () => {
+      const started = lane();
+      started.catch(() => undefined);
+      lanes.push(started);
+    };
+    const lane = async (): Promise<void> => {
       while (!stopped) {
         const size = batchSize;
         let batch;
@@ -68,6 +79,7 @@ export async function startOutboxRelay(deps: {
         );
         queued = Promise.all([queued, logged]);
         if (batch.relayed < size) break;
+        while (lanes.length < RELAY_LANES) startLane();
         fullInARow += 1;
         if (fullInARow >= GROW_AFTER && batchSize < RELAY_BATCH_SIZE) {
           batchSize = Math.min(RELAY_BATCH_SIZE, batchSize * 2);
@@ -76,22 +88,30 @@ export async function startOutboxRelay(deps: {
       }
     };
     try {
-      // Both lanes end before the drain does, even when one fails: stop() waits for the drain.
-      const lanes = await Promise.allSettled(Array.from({ length: RELAY_LANES }, lane));
-      const failed = lanes.find((result) => result.status === 'rejected');
+      // Every lane ends before the drain does, even when one fails: stop() waits for the drain.
+      // A lane may start others while it is awaited, so the wait goes on until none is left.
+      startLane();
+      let ended: PromiseSettledResult<void>[] = [];
+      while (ended.length < lanes.length) ended = await Promise.allSettled(lanes);
+      const failed = ended.find((result) => result.status === 'rejected');
       if (failed) throw failed.reason;
     } finally {
       await queued;
     }
   };
-  // One drain at a time; a wake-up during a drain runs one more after it.
+  let pausedUntil = 0; // performance.now(): a clock set back must not lengthen a pause
+  // One drain at a time; a poll during a drain runs one more after it.
   const wake = () => {
     if (running) {
       again = true;
       return;
     }
+    if (performance.now() < pausedUntil) return;
     running = drain()
-      .catch((error: unknown) => deps.logger.error({ err: error }, 'outbox relay failed; will retry'))
+      .catch((error: unknown) => {
+        pausedUntil = performance.now() + PAUSE_AFTER_FAILURE_MS;
+        deps.logger.error({ err: error }, 'outbox relay failed; will retry');
+      })
       .finally(() => {
         running = null;
         if (again && !stopped) {
@@ -101,40 +121,12 @@ export async function startOutboxRelay(deps: {
       });
   };
 
-  // The LISTEN connection: after it drops (a database restart, a failover), the relay polls
-  // and reconnects in the background, so low latency comes back without a restart.
-  let listener: Client | null = null;
-  let reconnectTimer: NodeJS.Timeout | undefined;
-  const listen = async (): Promise<void> => {
-    const client = new Client({ connectionString: deps.databaseUrl });
-    client.on('notification', wake);
-    client.on('error', (error) => {
-      deps.logger.warn({ err: error }, 'outbox listener connection lost; polling until it is back');
-      client.end().catch(() => undefined);
-      if (listener === client) listener = null;
-      if (!stopped) reconnectTimer = setTimeout(reconnect, LISTEN_RETRY_MS);
-    });
-    await client.connect();
-    await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
-    listener = client;
-  };
-  const reconnect = () => {
-    listen()
-      .then(wake)
-      .catch(() => {
-        if (!stopped) reconnectTimer = setTimeout(reconnect, LISTEN_RETRY_MS);
-      });
-  };
-  await listen();
-
   const timer = setInterval(wake, deps.intervalMs);
   wake();
 
   return async () => {
     stopped = true;
     clearInterval(timer);
-    clearTimeout(reconnectTimer);
     await running;
-    await listener?.end().catch(() => undefined);
   };
 }

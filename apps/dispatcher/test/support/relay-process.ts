@@ -15,10 +15,9 @@ async function main(): Promise<void> {
   const connection = queueConnection(config.redisUrl);
   const queue = createDeliveryQueue(connection, config.queuePrefix);
   const sql = createPgPool(config.databaseUrl, { poolSize: config.dbPoolSize, ...config.dbTimeouts });
-  const stop = await startOutboxRelay({
+  const stop = startOutboxRelay({
     sql,
     queue,
-    databaseUrl: config.databaseUrl,
     retryDelaysMs: config.webhooks.retryDelaysMs,
     intervalMs: config.webhooks.relayIntervalMs,
     logger,
