@@ -38,6 +38,7 @@ describe('the outbox relay while PostgreSQL is unreachable', () => {
       expect(failures.length).toBeLessThanOrEqual(Math.ceil(seconds) + 1);
       for (let i = 1; i < failures.length; i += 1) expect(failures[i]! - failures[i - 1]!).toBeGreaterThanOrEqual(950);
     } finally {
+      await queue.obliterate({ force: true }).catch(() => undefined);
       await queue.close();
       await Promise.allSettled([sql.end(), connection.quit()]);
     }

@@ -1,38 +1,44 @@
 import { randomUUID } from 'node:crypto';
 import { loadConfig } from '@booking/config';
 import { createPgPool } from '@booking/db';
-import { createIsolatedDatabase, waitUntil } from '@booking/test-kit';
+import { createIsolatedDatabase, sleep, waitUntil } from '@booking/test-kit';
 import { createDeliveryQueue, queueConnection } from '@booking/webhook-queue';
+import type { PoolClient } from 'pg';
 import { startRelayProcess, type RelayChild } from './support/relay-child';
 
-// A drain's second lane starts from inside the first, once a batch came back full. If it fails
-// while the first still runs, its rejection must be handled, or Node ends the dispatcher
-// (found by review). Here both lanes' statements wait on a row lock this test holds (the
-// endpoint's, which each new delivery's foreign key must share), the second lane's backend is
-// terminated for real, and the relay, its own OS process under Node's default
-// unhandled-rejection mode (support/relay-child.ts), must log it, relay everything once the lock
-// is released, and go on. Real PostgreSQL (a database of its own) and Redis (a prefix of its own).
+// A drain relays with two lanes, each its own statement on its own connection. When one fails
+// (its backend terminated here, for real) while the other still runs, the relay must wait for
+// both, log the failure once, and relay what the failed lane had claimed: its process must not
+// end (it runs as its own OS process under Node's default unhandled-rejection mode, see
+// support/relay-child.ts). Both lanes' statements wait on a row lock this test holds (the
+// endpoint's, which each new delivery's foreign key must share) until it lets go. Real PostgreSQL
+// (a database of its own) and Redis (a queue prefix of its own).
 
-const QUIET_EVENTS = 1_000; // a first batch, full, of a tenant with no endpoint: no deliveries, no lock
+const QUIET_EVENTS = 1_000; // a tenant with no endpoint: no deliveries, no lock
 const LOCKED_EVENTS = 2_500; // then events of a tenant whose only endpoint this test locks
 
-describe('the outbox relay when its second lane fails while the first still runs', () => {
-  it('when the second lane’s connection is terminated, then the process lives on, logs the failure once, and every event is relayed', async () => {
+describe('the outbox relay when one lane fails while the other still runs', () => {
+  it('when one lane’s connection is terminated, then the process lives on, logs the failure once, and every event is relayed', async () => {
     const isolated = await createIsolatedDatabase();
     const prefix = `relay-lanes-${randomUUID()}`;
     const env = {
       ...isolated.env,
       QUEUE_PREFIX: prefix,
       WEBHOOK_RETRY_DELAYS_MS: '0',
-      WEBHOOK_RELAY_INTERVAL_MS: '60000',
+      WEBHOOK_RELAY_INTERVAL_MS: '60000', // one drain, at start
+      // The lanes' statements wait on the lock as long as the test holds it.
+      DB_STATEMENT_TIMEOUT_MS: '60000',
     };
     const config = loadConfig({ ...process.env, ...env });
-    const sql = createPgPool(config.databaseUrl, { poolSize: 3 });
-    const locker = await sql.connect();
+    // The lock is held in a transaction left idle for as long as the test needs it.
+    const sql = createPgPool(config.databaseUrl, { poolSize: 3, transactionTimeoutMs: 120_000 });
     const connection = queueConnection(config.redisUrl);
     const queue = createDeliveryQueue(connection, prefix);
+    let locker: PoolClient | undefined;
     let relay: RelayChild | undefined;
     try {
+      locker = await sql.connect();
+      locker.on('error', () => undefined);
       const tenant = async (slug: string) =>
         (
           await sql.query<{ id: string }>(
@@ -63,8 +69,7 @@ describe('the outbox relay when its second lane fails while the first still runs
 
       relay = startRelayProcess(env);
       const started = relay;
-      // Both lanes' statements wait on the lock. The second lane took the connection the first
-      // batch left idle, so its statement began first; the first lane's opened a new one.
+      // The quiet events go at once; then both lanes' statements wait on the lock.
       const waiting = await waitUntil(
         async () => {
           if (!started.running())
@@ -72,22 +77,22 @@ describe('the outbox relay when its second lane fails while the first still runs
           const { rows } = await sql.query<{ pid: number }>(
             `SELECT pid FROM pg_stat_activity
              WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%claimed%'
-             ORDER BY query_start`,
+             ORDER BY pid`,
           );
           return rows.length === 2 && rows;
         },
         { timeoutMs: 20_000, what: () => `both relay lanes waiting on the lock\n${started.output()}` },
       );
       await sql.query('SELECT pg_terminate_backend($1)', [waiting[0]!.pid]);
-      // The first lane still waits on the lock, with the second lane's failure already in.
+      // The other lane still waits on the lock, with this one's failure already in.
       await waitUntil(
         async () => {
           const { rows } = await sql.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [waiting[0]!.pid]);
           return rows.length === 0;
         },
-        { timeoutMs: 10_000, what: 'the second lane’s backend gone' },
+        { timeoutMs: 10_000, what: 'the terminated backend gone' },
       );
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await sleep(300);
       expect(`${started.running()}\n${started.output()}`).toMatch(/^true\n/);
 
       await locker.query('ROLLBACK');
@@ -119,9 +124,9 @@ describe('the outbox relay when its second lane fails while the first still runs
         relay.kill();
         await relay.exited;
       }
-      await locker.query('ROLLBACK').catch(() => undefined);
-      locker.release();
-      await queue.obliterate({ force: true });
+      await locker?.query('ROLLBACK').catch(() => undefined);
+      locker?.release();
+      await queue.obliterate({ force: true }).catch(() => undefined);
       await queue.close();
       await Promise.allSettled([sql.end(), connection.quit()]);
       await isolated.drop();

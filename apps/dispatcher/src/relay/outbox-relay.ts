@@ -7,9 +7,9 @@ import { RELAY_BATCH_SIZE, relayOutbox } from './relay-outbox';
 const GROW_AFTER = 100;
 
 /**
- * Batches relayed at a time once a batch came back full, each a statement on its own connection:
- * SKIP LOCKED gives them disjoint events, so a burst is claimed by two PostgreSQL backends in
- * parallel rather than one batch after another. A poll that finds little runs one.
+ * Batches relayed at a time, each a statement on its own connection: SKIP LOCKED gives them
+ * disjoint events, so a burst is claimed by two PostgreSQL backends in parallel rather than one
+ * batch after another (a burst's second batch would otherwise wait for its first).
  */
 const RELAY_LANES = 2;
 
@@ -23,7 +23,7 @@ const PAUSE_AFTER_FAILURE_MS = 1_000;
  * Runs the relay: every `intervalMs` it drains the outbox batch by batch (a burst in full batches,
  * back to back). It polls rather than LISTENs: a NOTIFY from each event-writing transaction would
  * serialise their commits across the cluster (see recordEvent), and a poll that finds nothing is
- * one index lookup. Returns a stop function.
+ * an index lookup per lane. Returns a stop function.
  */
 export function startOutboxRelay(deps: {
   sql: Pool;
@@ -51,16 +51,8 @@ export function startOutboxRelay(deps: {
     // A lane relays batch after batch until one comes back short: the outbox is empty, or the
     // rest is locked by the other lane (or another dispatcher), which relays it. Rows committed
     // meanwhile, and rows skipped because a relay that held them failed and rolled back, wait for
-    // the next poll. A full batch starts the other lanes.
-    const lanes: Promise<void>[] = [];
-    // A lane's failure is handled from its start: a lane started by another may fail before the drain
-    // awaits it, and an unhandled rejection ends the process. The drain reports it below.
-    const startLane = () => {
-      const started = lane();
-      started.catch(() => undefined);
-      lanes.push(started);
-    };
-    const lane = async (): Promise<void> => {
+    // the next poll.
+    const lane = async () => {
       while (!stopped) {
         const size = batchSize;
         let batch;
@@ -79,7 +71,6 @@ export function startOutboxRelay(deps: {
         );
         queued = Promise.all([queued, logged]);
         if (batch.relayed < size) break;
-        while (lanes.length < RELAY_LANES) startLane();
         fullInARow += 1;
         if (fullInARow >= GROW_AFTER && batchSize < RELAY_BATCH_SIZE) {
           batchSize = Math.min(RELAY_BATCH_SIZE, batchSize * 2);
@@ -89,12 +80,10 @@ export function startOutboxRelay(deps: {
     };
     try {
       // Every lane ends before the drain does, even when one fails: stop() waits for the drain.
-      // A lane may start others while it is awaited, so the wait goes on until none is left.
-      startLane();
-      let ended: PromiseSettledResult<void>[] = [];
-      while (ended.length < lanes.length) ended = await Promise.allSettled(lanes);
-      const failed = ended.find((result) => result.status === 'rejected');
-      if (failed) throw failed.reason;
+      const lanes = await Promise.allSettled(Array.from({ length: RELAY_LANES }, lane));
+      const failures = lanes.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
+      if (failures.length > 1) throw new AggregateError(failures, `${failures.length} outbox relay lanes failed`);
+      if (failures.length === 1) throw failures[0];
     } finally {
       await queued;
     }

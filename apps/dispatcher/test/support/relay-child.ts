@@ -33,8 +33,10 @@ export function startRelayProcess(env: Record<string, string>) {
     running: () => child.exitCode === null && child.signalCode === null,
     stop: () => child.kill('SIGTERM'),
     kill: () => child.kill('SIGKILL'),
+    // Whole lines only: the last chunk may have ended mid-line.
     lines: (): LogLine[] =>
       stdout
+        .slice(0, stdout.lastIndexOf('\n') + 1)
         .split('\n')
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as LogLine),
