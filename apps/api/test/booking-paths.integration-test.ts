@@ -23,15 +23,15 @@ describe('a plain booking written in one statement or in a transaction', () => {
   });
   afterAll(() => t.close());
 
-  /** A request converting a fresh hold of 3 seats on the peak slot, with two addons and notes. */
-  async function requestFor(customer: BookingRequest['customer']): Promise<BookingRequest> {
+  /** A request converting a fresh hold of 3 seats on the peak slot, with notes and (unless told) two addons. */
+  async function requestFor(customer: BookingRequest['customer'], addons = true): Promise<BookingRequest> {
     const { experience, peakSlot } = kayak(demo);
     const holdId = await placeHold(t, clientIp(), experience, peakSlot.id, 3);
     return {
       ...bookingBody(demo, experience, peakSlot.id, holdId, 2),
       customer,
       notes: 'window seats',
-      addons: experience.addons.map((addon, i) => ({ addon_id: addon.id, qty: i + 1 })),
+      ...(addons && { addons: experience.addons.map((addon, i) => ({ addon_id: addon.id, qty: i + 1 })) }),
     };
   }
 
@@ -124,6 +124,29 @@ describe('a plain booking written in one statement or in a transaction', () => {
     expect(written.statement).toEqual(written.transaction);
     expect((written.statement as { events: { name: string }[] }).events.map((e) => e.name)).toEqual([
       'booking.created',
+    ]);
+  });
+
+  // The statement has a shape per kind of customer and addons (insert-booking-statement); the
+  // tests above book addons, these none.
+  it('when a new customer books without addons, and books again with a changed contact, then both paths write the same', async () => {
+    const written: Record<Path, unknown[]> = { statement: [], transaction: [] };
+    for (const path of ['statement', 'transaction'] as const) {
+      const email = `plain-${path}@example.com`;
+      written[path].push(await write(path, await requestFor({ email, first_name: 'Ada' }, false)));
+      written[path].push(await write(path, await requestFor({ email, first_name: 'Ada', last_name: 'King' }, false)));
+    }
+    expect(written.statement).toEqual(written.transaction);
+    expect(written.statement).toMatchObject([
+      {
+        row: { addons: [], addonsTotalCents: 0 },
+        events: [{ name: 'booking.created' }, { name: 'customer.created' }],
+      },
+      {
+        row: { addons: [] },
+        customer: { firstName: 'Ada', lastName: 'King' },
+        events: [{ name: 'booking.created' }, { name: 'customer.updated', data: { changed_fields: ['last_name'] } }],
+      },
     ]);
   });
 

@@ -2,6 +2,8 @@ export { createPrismaClient } from './prisma-client';
 export type { Db, Tx } from './prisma-client';
 export { createPgPool } from './pg-pool';
 export type { PgPool, PgPoolOptions } from './pg-pool';
+export { numberParameters, parameterValues } from './named-parameters';
+export type { NumberedStatement } from './named-parameters';
 export { createRedis, redisScript } from './redis';
 export type { Cluster, Redis, RedisClient, RedisNode, RedisOptions, RedisScript, RedisTarget } from './redis';
 export { applyMigrations } from './migrations/apply-migrations';

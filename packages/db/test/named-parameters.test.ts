@@ -1,0 +1,19 @@
+import { numberParameters, parameterValues } from '../src/named-parameters';
+
+describe('named statement parameters', () => {
+  it('when names repeat and carry casts, then each is numbered by its first use and the casts stay', () => {
+    const statement = numberParameters(
+      `SELECT :b::int + :a::int, x::text, '{}'::jsonb FROM t WHERE id = :a::uuid AND y = :c`,
+    );
+
+    expect(statement.text).toBe(`SELECT $1::int + $2::int, x::text, '{}'::jsonb FROM t WHERE id = $2::uuid AND y = $3`);
+    expect(statement.names).toEqual(['b', 'a', 'c']);
+  });
+
+  it('when values are laid out, then they follow the numbering, and a missing one throws rather than send undefined', () => {
+    const statement = numberParameters('SELECT :b::int, :a::text, :b::int');
+
+    expect(parameterValues(statement, { a: 'x', b: 2, unused: true })).toEqual([2, 'x']);
+    expect(() => parameterValues(statement, { b: 2 })).toThrow(':a');
+  });
+});
