@@ -150,6 +150,44 @@ describe('a plain booking written in one statement or in a transaction', () => {
     ]);
   });
 
+  it('when a known customer books again without addons and the same contact, then both paths write the same, and only booking.created', async () => {
+    const written: Record<Path, unknown> = { statement: null, transaction: null };
+    for (const path of ['statement', 'transaction'] as const) {
+      const customer = { email: `plain-same-${path}@example.com`, first_name: 'Ada', last_name: 'King' };
+      await write(path, await requestFor(customer, false));
+      written[path] = await write(path, await requestFor(customer, false));
+    }
+    expect(written.statement).toEqual(written.transaction);
+    expect(written.statement).toMatchObject({ row: { addons: [] }, events: [{ name: 'booking.created' }] });
+  });
+
+  it('when the statement is sent again for a hold that has its booking, then it is hold_not_found and writes nothing, for a new customer or a known one whose contact changed', async () => {
+    const body = await requestFor({ email: 'twice@example.com', first_name: 'Ada' }, false);
+    const first = await prepareBooking(t.deps, body);
+    await expect(insertBooking(t.deps.pool, first, newBooking(first, body, 'ref-1'), body)).resolves.toMatchObject({
+      kind: 'booked',
+    });
+    const counts = async () => ({
+      customers: await t.deps.db.customer.count({ where: { tenantId: demo.tenant.id } }),
+      bookings: await t.deps.db.booking.count({ where: { tenantId: demo.tenant.id } }),
+      events: await t.deps.db.event.count({ where: { tenantId: demo.tenant.id } }),
+    });
+    const before = await counts();
+
+    for (const customer of [
+      { email: 'twice-other@example.com', first_name: 'Bo' },
+      { email: 'twice@example.com', first_name: 'Augusta', phone: '+44777' },
+    ]) {
+      const again = { ...body, customer };
+      const prepared = await prepareBooking(t.deps, again, true);
+      await expect(
+        insertBooking(t.deps.pool, prepared, newBooking(prepared, again, 'ref-2'), again),
+      ).rejects.toMatchObject({ code: 'hold_not_found' });
+    }
+
+    expect(await counts()).toEqual(before);
+  });
+
   it('when 12 first bookings by one new email race, then all are made, for one customer with one customer.created', async () => {
     const { experience } = kayak(demo);
     const slot = experience.slots[3]!;

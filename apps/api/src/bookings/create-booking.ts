@@ -17,12 +17,12 @@ type Deps = { db: Db; pool: PgPool; holds: HoldStore; terms: BookingTermsCache; 
  * Turns a live hold into a booking: `held` (to be paid by card) or, when a gift card or a
  * member discount covers the whole total, or there is nothing to pay, `confirmed` at once.
  *
- * Capacity is decided again under the slot row's lock (in one statement, see insert-booking, or
- * in a transaction with a gift card or a membership): booked seats +
+ * Capacity is decided again under the slot row's lock (in one statement, see
+ * insert-booking-statement, or in a transaction with a gift card or a membership): booked seats +
  * this booking + every other live hold must fit. Holds and bookings on the same slot queue on
  * that lock, so replicas racing for the last seats cannot oversell. The hold is consumed exactly
- * once: a second conversion finds the first booking under the lock (and bookings.hold_id is
- * unique besides). A `held` booking keeps its seats through its hold, shrunk to the booked
+ * once: bookings.hold_id is unique, and the transaction also finds the first booking under the
+ * lock. A `held` booking keeps its seats through its hold, shrunk to the booked
  * guests, until the hold expires.
  *
  * A membership presented by its member token (membership_token) is locked after the slot: the
@@ -60,7 +60,7 @@ async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: str
   let booking = newBooking(prepared, request, idempotencyRef);
   // The common booking is one statement; a gift card or a membership locks more rows, in the
   // lock order, in a transaction, and so does a free one, confirmed at once. So does a plain
-  // booking the statement could not decide (see insert-booking): a refusal for seats, or a
+  // booking the statement could not decide (see insert-booking-statement): a refusal for seats, or a
   // customer that changed under it.
   const plain = (p: PreparedBooking) => !p.member && !request.gift_card_code && p.price.totalCents > 0;
   let outcome = plain(prepared) ? await insertBooking(deps.pool, prepared, booking, request) : null;

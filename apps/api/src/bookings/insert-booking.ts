@@ -106,65 +106,68 @@ async function runInsert(
   const customer = customerPlan(prepared, contact);
   const events = [...(customer.event ? [customer.event] : []), eventRow(bookingCreatedEvent(booking, prepared.email))];
   const { terms } = prepared;
-  let result;
-  try {
-    // Past the deadline already, the pool refuses the statement itself (refuseStatementPastDeadline).
-    const left = timeLeftMs();
-    const statement = insertBookingStatement({
-      customer: customer.mode === 'new' ? 'new' : 'known',
-      addons: prepared.addons.length > 0,
-    });
-    result = await pool.query<Verdict>({
-      name: statement.name,
-      text: statement.text,
-      values: parameterValues(statement, {
-        tenantId: booking.tenantId,
-        slotId: booking.slotId,
-        guestCount: booking.guestCount,
-        otherHoldSeats: prepared.otherHoldSeats,
-        holdId: booking.holdId,
-        customerId: customer.id,
-        email: prepared.email,
-        firstName: contact.firstName,
-        lastName: contact.lastName ?? null,
-        phone: contact.phone ?? null,
-        contactChanged: customer.mode === 'changed',
-        knownFirstName: customer.known?.firstName ?? null,
-        knownLastName: customer.known?.lastName ?? null,
-        knownPhone: customer.known?.phone ?? null,
-        bookingId: booking.id,
-        experienceId: booking.experienceId,
-        venueId: booking.venueId,
-        holdExpiresAt: booking.holdExpiresAt,
-        idempotencyRef: booking.idempotencyRef ?? null,
-        notes: booking.notes ?? null,
-        currency: booking.currency,
-        unitPriceCents: booking.unitPriceCents,
-        addonsTotalCents: booking.addonsTotalCents,
-        totalCents: booking.totalCents,
-        addonIds: prepared.addons.map((addon) => addon.addonId),
-        addonQtys: prepared.addons.map((addon) => addon.qty),
-        addonPrices: prepared.addons.map((addon) => addon.unitPriceCents),
-        outbox: outboxRows(events),
-        timeLeftMs: left === undefined ? null : Math.floor(left),
-        basePriceCents: terms.basePriceCents,
-        slotPriceCents: terms.slotPriceCents,
-        requiresWaiver: terms.requiresWaiver,
-        startsAt: terms.startsAt,
-        endsAt: terms.endsAt,
-      }),
-    });
-  } catch (error) {
-    // The hold has a booking: an earlier conversion, or a concurrent one that committed first
-    // (bookings.hold_id is unique).
-    if (
-      (error as { code?: string }).code === '23505' &&
-      /hold_id/.test((error as { constraint?: string }).constraint ?? '')
-    )
-      throw new AppError('hold_not_found');
-    throw error;
-  }
-  const verdict = result.rows[0]!;
+  // Past the deadline already, the pool refuses the statement itself (refuseStatementPastDeadline).
+  const left = timeLeftMs();
+  const statement = insertBookingStatement({
+    customer: customer.mode === 'new' ? 'new' : 'known',
+    addons: prepared.addons.length > 0,
+  });
+  const verdict = await runStatement(pool, {
+    name: statement.name,
+    text: statement.text,
+    values: parameterValues(statement, {
+      tenantId: booking.tenantId,
+      slotId: booking.slotId,
+      guestCount: booking.guestCount,
+      otherHoldSeats: prepared.otherHoldSeats,
+      holdId: booking.holdId,
+      customerId: customer.id,
+      email: prepared.email,
+      firstName: contact.firstName,
+      lastName: contact.lastName ?? null,
+      phone: contact.phone ?? null,
+      contactChanged: customer.mode === 'changed',
+      knownFirstName: customer.known?.firstName ?? null,
+      knownLastName: customer.known?.lastName ?? null,
+      knownPhone: customer.known?.phone ?? null,
+      bookingId: booking.id,
+      experienceId: booking.experienceId,
+      venueId: booking.venueId,
+      holdExpiresAt: booking.holdExpiresAt,
+      idempotencyRef: booking.idempotencyRef ?? null,
+      notes: booking.notes ?? null,
+      currency: booking.currency,
+      unitPriceCents: booking.unitPriceCents,
+      addonsTotalCents: booking.addonsTotalCents,
+      totalCents: booking.totalCents,
+      addonIds: prepared.addons.map((addon) => addon.addonId),
+      addonQtys: prepared.addons.map((addon) => addon.qty),
+      addonPrices: prepared.addons.map((addon) => addon.unitPriceCents),
+      outbox: outboxRows(events),
+      timeLeftMs: left === undefined ? null : Math.floor(left),
+      basePriceCents: terms.basePriceCents,
+      slotPriceCents: terms.slotPriceCents,
+      requiresWaiver: terms.requiresWaiver,
+      startsAt: terms.startsAt,
+      endsAt: terms.endsAt,
+    }),
+  });
   if (verdict.late) throw deadlinePassed('the request deadline passed while the booking waited for its slot');
   return { ...verdict, customerId: customer.id };
+}
+
+/**
+ * Runs the statement. A hold that already has a booking fails it on bookings.hold_id's unique
+ * index (an earlier conversion, or a concurrent one that committed first): `hold_not_found`, with
+ * nothing written. pool.query then closes the connection, as after any failed statement; that is
+ * rare (a double submit, or a retry before Redis learnt of the booking), so no check runs first.
+ */
+async function runStatement(pool: PgPool, query: { name: string; text: string; values: unknown[] }): Promise<Verdict> {
+  try {
+    return (await pool.query<Verdict>(query)).rows[0]!;
+  } catch (error) {
+    const { code, constraint } = error as { code?: string; constraint?: string };
+    if (code === '23505' && /hold_id/.test(constraint ?? '')) throw new AppError('hold_not_found');
+    throw error;
+  }
 }

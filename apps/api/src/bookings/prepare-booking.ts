@@ -22,7 +22,7 @@ export interface PreparedBooking {
   email: string;
   /** The tenant's customer of that email as it was read; null when none was found, or none looked for. */
   customer: KnownCustomer | null;
-  /** Seats of the slot's other live holds when it was read (see insert-booking). */
+  /** Seats of the slot's other live holds when it was read (see insert-booking-statement). */
   otherHoldSeats: number;
 }
 
@@ -68,7 +68,7 @@ export async function prepareBooking(
   });
   if (kept) {
     try {
-      // The customer is not read: the statement looks for it (see insert-booking).
+      // The customer is not read: the statement looks for it (see insert-booking-statement).
       return decide(kept, null);
     } catch (error) {
       if (!(error instanceof AppError)) throw error;

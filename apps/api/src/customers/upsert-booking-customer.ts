@@ -56,7 +56,7 @@ export function customerUpdatedEvent(tenantId: string, customerId: string, chang
  * A new customer records customer.created; a changed name or phone records customer.updated
  * with the fields that changed (receivers read the contact itself at delivery time).
  * INSERT ... ON CONFLICT keeps two first bookings by one new email from failing each other.
- * (A plain booking does the same in its one statement: see insert-booking.)
+ * (A plain booking does the same in its one statement: see insert-booking-statement.)
  */
 export async function upsertBookingCustomer(
   tx: Tx,
