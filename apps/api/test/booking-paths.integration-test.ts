@@ -186,6 +186,10 @@ describe('a plain booking written in one statement or in a transaction', () => {
     }
 
     expect(await counts()).toEqual(before);
+    // The known customer's update went with the rest.
+    expect(
+      await t.deps.db.customer.findFirst({ where: { tenantId: demo.tenant.id, email: 'twice@example.com' } }),
+    ).toMatchObject({ firstName: 'Ada', phone: null });
   });
 
   it('when 12 first bookings by one new email race, then all are made, for one customer with one customer.created', async () => {
