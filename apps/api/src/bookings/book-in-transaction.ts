@@ -14,8 +14,8 @@ import type { PreparedBooking } from './prepare-booking';
 /**
  * Writes a booking in an interactive transaction: one with a gift card or a membership, which
  * lock more rows in the lock order, a free one (confirmed at once), or a plain one its single
- * statement could not decide (see insert-booking-statement). Under the slot lock, the other live holds are
- * read from Redis.
+ * statement could not decide (see insert-booking-statement). Under the slot lock, the other live
+ * holds are read from Redis.
  */
 export async function bookInTransaction(
   deps: { db: Db; holds: HoldStore },

@@ -68,8 +68,8 @@ type AddonEntry = { tenantId: string; addon: FoundAddon };
  * The terms of recently booked slots, kept in this process so that a plain booking needs no
  * read before its one statement. A kept entry may be stale (an operator changed a price on
  * another replica): the booking statement compares every term it used with the rows as it reads
- * them and writes nothing if one changed (see insert-booking-statement), and a refusal made from kept terms
- * is made again from a fresh read; so staleness costs a round trip, never a price or a refusal
+ * them and writes nothing if one changed (see insert-booking-statement), and a refusal made from
+ * kept terms is made again from a fresh read; so staleness costs a round trip, never a price or a refusal
  * older than a read made just before the statement would give.
  */
 export class BookingTermsCache {

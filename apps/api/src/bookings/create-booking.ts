@@ -22,8 +22,8 @@ type Deps = { db: Db; pool: PgPool; holds: HoldStore; terms: BookingTermsCache; 
  * this booking + every other live hold must fit. Holds and bookings on the same slot queue on
  * that lock, so replicas racing for the last seats cannot oversell. The hold is consumed exactly
  * once: bookings.hold_id is unique, and the transaction also finds the first booking under the
- * lock. A `held` booking keeps its seats through its hold, shrunk to the booked
- * guests, until the hold expires.
+ * lock. A `held` booking keeps its seats through its hold, shrunk to the booked guests, until the
+ * hold expires.
  *
  * A membership presented by its member token (membership_token) is locked after the slot: the
  * booking reserves one visit and any guest passes from the allowance of the slot's period, and
@@ -60,8 +60,8 @@ async function bookHold(deps: Deps, request: BookingRequest, idempotencyRef: str
   let booking = newBooking(prepared, request, idempotencyRef);
   // The common booking is one statement; a gift card or a membership locks more rows, in the
   // lock order, in a transaction, and so does a free one, confirmed at once. So does a plain
-  // booking the statement could not decide (see insert-booking-statement): a refusal for seats, or a
-  // customer that changed under it.
+  // booking the statement could not decide (see insert-booking-statement): a refusal for seats, or
+  // a customer that changed under it.
   const plain = (p: PreparedBooking) => !p.member && !request.gift_card_code && p.price.totalCents > 0;
   let outcome = plain(prepared) ? await insertBooking(deps.pool, prepared, booking, request) : null;
   for (let checks = 1; outcome?.kind === 'stale_terms'; checks += 1) {

@@ -51,18 +51,14 @@ export interface StatementShape {
   addons: boolean;
 }
 
-/** The statement of `shape` (what each part does is said above), built once per shape. */
-export function insertBookingStatement(shape: StatementShape): NumberedStatement & { name: string } {
-  const name = `insert-booking-${shape.customer}${shape.addons ? '-addons' : ''}`;
-  let statement = statements.get(name);
-  if (!statement) {
-    statement = { name, ...numberParameters(sql(shape)) };
-    statements.set(name, statement);
-  }
-  return statement;
-}
+type BookingStatement = NumberedStatement & { name: string };
 
-const statements = new Map<string, NumberedStatement & { name: string }>();
+const nameOf = (shape: StatementShape) => `insert-booking-${shape.customer}${shape.addons ? '-addons' : ''}`;
+
+/** The statement of `shape` (what each part does is said above). */
+export function insertBookingStatement(shape: StatementShape): BookingStatement {
+  return STATEMENTS.get(nameOf(shape))!;
+}
 
 const sql = ({ customer, addons }: StatementShape) => `
 WITH slot AS MATERIALIZED (
@@ -144,3 +140,14 @@ const KNOWN_CUSTOMER = `), customer AS MATERIALIZED (
   UPDATE customers SET first_name = :firstName::text, last_name = coalesce(:lastName::text, last_name),
                        phone = coalesce(:phone::text, phone), updated_at = now()
    WHERE :contactChanged::boolean AND id IN (SELECT id FROM customer)`;
+
+// Every shape is built as the module loads (after the parts above), so a parameter without its
+// cast fails the start, not a booking.
+const STATEMENTS = new Map<string, BookingStatement>(
+  (['new', 'known'] as const).flatMap((customer) =>
+    [false, true].map((addons): [string, BookingStatement] => {
+      const name = nameOf({ customer, addons });
+      return [name, { name, ...numberParameters(sql({ customer, addons })) }];
+    }),
+  ),
+);
