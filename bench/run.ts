@@ -5,7 +5,8 @@
  * ceiling, the bare booking ceiling on raw pg, BullMQ no-op jobs and BullMQ + one POST per job.
  * Apps (run for this checkout, and for BENCH_BEFORE_ROOT's when set, from its own root with its
  * own databases and queue prefix): holds, bookings and the dispatcher burst through the real
- * processes, and their scaling over two pinned processes, directly and behind HAProxy. A row
+ * processes, and their scaling over two pinned processes, directly and behind HAProxy; and the
+ * relay's poll over relayed events awaiting VACUUM, bounded and not (this checkout). A row
  * whose ratio is to the baseline, the booking ceiling or the BullMQ + POST ceiling is measured in
  * rounds alternating with that ceiling's, for each checkout; the hold ceilings and the BullMQ
  * no-op ceiling run once. Measured rows note where the CPU went. Prints the table and writes
@@ -26,6 +27,7 @@ import { apiBookings } from './scenarios/bookings';
 import { apiHolds, holdCeilings } from './scenarios/holds';
 import { apiLoadBalancer } from './scenarios/load-balancer';
 import { apiScale, dispatcherScale, SCALE_NOTE } from './scenarios/scale';
+import { relayPollCost } from './scenarios/relay-poll';
 import { dispatcherBurst, noopCeiling } from './scenarios/webhooks';
 
 interface AppRows {
@@ -83,6 +85,8 @@ async function dispatcherRuns(checkout: Checkout, receiver: Receiver, rows: AppR
     rows.scale.push(
       ...(await attempt(`dispatcher scale (${checkout.label})`, () => dispatcherScale(outbox, receiver))),
     );
+    // This checkout's claim statement, bounded and not: the before checkout's may take no bound.
+    if (checkout.label === 'after') rows.dispatcher.push(...(await attempt('relay poll', () => relayPollCost(outbox))));
   } finally {
     const connection = queueConnection(REDIS_URL);
     const queue = createDeliveryQueue(connection, outbox.queuePrefix);

@@ -20,6 +20,25 @@ const RELAY_LANES = 2;
 const PAUSE_AFTER_FAILURE_MS = 1_000;
 
 /**
+ * A drain reads only events created at most this long before the start of the last drain that
+ * ended well: an event that was not yet committed then was created by a transaction still running
+ * then, and event-writing transactions end within DB_TRANSACTION_TIMEOUT_MS (10 s) or, for one
+ * statement, DB_STATEMENT_TIMEOUT_MS. The rest is clock skew between hosts (created_at may come
+ * from the API's clock). Why a drain is bounded at all: the index the relay reads holds an entry
+ * for every event relayed since the last VACUUM of the table, before the waiting ones; autovacuum
+ * runs when a fifth of the table is dead, so on a table of millions of events every poll would
+ * step over hundreds of thousands of entries (docs/operations.md has the figures).
+ */
+export const LATE_COMMIT_MS = 60_000;
+
+/**
+ * Every this often a drain reads the whole outbox, unbounded: an event whose transaction ran
+ * past LATE_COMMIT_MS, or that another dispatcher claimed and then rolled back after this one
+ * passed it, is relayed at most this late.
+ */
+export const FULL_DRAIN_EVERY_MS = 60_000;
+
+/**
  * Runs the relay: every `intervalMs` it drains the outbox batch by batch (a burst in full batches,
  * back to back). It polls rather than LISTENs: a NOTIFY from each event-writing transaction would
  * serialise their commits across the cluster (see recordEvent), and a poll that finds nothing is
@@ -31,7 +50,11 @@ export function startOutboxRelay(deps: {
   retryDelaysMs: number[];
   intervalMs: number;
   logger: Logger;
+  /** LATE_COMMIT_MS, and FULL_DRAIN_EVERY_MS, unless given (tests). */
+  lateCommitMs?: number;
+  fullDrainEveryMs?: number;
 }): () => Promise<void> {
+  const { lateCommitMs = LATE_COMMIT_MS, fullDrainEveryMs = FULL_DRAIN_EVERY_MS } = deps;
   let stopped = false;
   let running: Promise<void> | null = null;
   let again = false;
@@ -42,8 +65,17 @@ export function startOutboxRelay(deps: {
   // lane or drain), so a size that times out is tried again only now and then.
   let batchSize = RELAY_BATCH_SIZE;
   let fullInARow = 0;
+  // The bound of the next drain (Date.now() at the start of the last drain, which ended well,
+  // less lateCommitMs), and when the last unbounded drain started (performance.now()). The first
+  // drain reads everything, and so does the next one after a drain that failed.
+  let boundFrom: number | null = null;
+  let lastFullDrainAt = 0;
 
   const drain = async () => {
+    const startedAt = Date.now();
+    const full = boundFrom === null || performance.now() - lastFullDrainAt >= fullDrainEveryMs;
+    if (full) lastFullDrainAt = performance.now();
+    const createdFrom = full ? null : new Date(boundFrom!);
     // Each batch's jobs are queued while the next batch is relayed; the drain ends once all are.
     // A batch whose jobs could not be queued (Redis down or full) is logged at once, never left
     // as an unhandled rejection: its deliveries are committed, and the sweeper queues them later.
@@ -57,7 +89,7 @@ export function startOutboxRelay(deps: {
         const size = batchSize;
         let batch;
         try {
-          batch = await relayOutbox(deps.sql, deps.queue, deps.retryDelaysMs, size);
+          batch = await relayOutbox(deps.sql, deps.queue, deps.retryDelaysMs, size, createdFrom);
         } catch (error) {
           // Bounded: the size halves each time, and a batch of one event that still runs out of time is thrown.
           if ((error as { code?: unknown }).code !== '57014' || size === 1) throw error;
@@ -82,8 +114,12 @@ export function startOutboxRelay(deps: {
       // Every lane ends before the drain does, even when one fails: stop() waits for the drain.
       const lanes = await Promise.allSettled(Array.from({ length: RELAY_LANES }, lane));
       const failures = lanes.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
+      if (failures.length > 0) boundFrom = null;
       if (failures.length > 1) throw new AggregateError(failures, `${failures.length} outbox relay lanes failed`);
       if (failures.length === 1) throw failures[0];
+      // Every event committed before this drain started is relayed, or held by another
+      // dispatcher's relay.
+      boundFrom = startedAt - lateCommitMs;
     } finally {
       await queued;
     }
