@@ -21,15 +21,22 @@ const PAUSE_AFTER_FAILURE_MS = 1_000;
 
 /**
  * A drain reads only events created at most this long before the start of the last drain that
- * ended well: an event that was not yet committed then was created by a transaction still running
- * then, and event-writing transactions end within DB_TRANSACTION_TIMEOUT_MS (10 s) or, for one
- * statement, DB_STATEMENT_TIMEOUT_MS. The rest is clock skew between hosts (created_at may come
- * from the API's clock). Why a drain is bounded at all: the index the relay reads holds an entry
- * for every event relayed since the last VACUUM of the table, before the waiting ones; autovacuum
- * runs when a fifth of the table is dead, so on a table of millions of events every poll would
- * step over hundreds of thousands of entries (docs/operations.md has the figures).
+ * ended well (by PostgreSQL's clock), or twice the longest a transaction may run if that is more
+ * (lateCommitMs): an event that was not yet committed then was created by a transaction still
+ * running then, and those end within DB_TRANSACTION_TIMEOUT_MS or, for one statement,
+ * DB_STATEMENT_TIMEOUT_MS (no transaction of the apps is given more than 30 s). The rest is clock
+ * skew: Prisma fills created_at from the API's clock. Why a drain is bounded at all: the index the
+ * relay reads holds an entry for every event relayed since the last VACUUM of the table, before
+ * the waiting ones; autovacuum runs when a fifth of the table is dead, so on a table of millions
+ * of events every poll would step over hundreds of thousands of entries (docs/operations.md has
+ * the figures).
  */
 export const LATE_COMMIT_MS = 60_000;
+
+/** The late-commit margin for transactions that may run `longestTransactionMs`. */
+export function lateCommitMs(longestTransactionMs: number): number {
+  return Math.max(LATE_COMMIT_MS, 2 * longestTransactionMs);
+}
 
 /**
  * Every this often a drain reads the whole outbox, unbounded: an event whose transaction ran
@@ -50,8 +57,9 @@ export function startOutboxRelay(deps: {
   retryDelaysMs: number[];
   intervalMs: number;
   logger: Logger;
-  /** LATE_COMMIT_MS, and FULL_DRAIN_EVERY_MS, unless given (tests). */
+  /** See LATE_COMMIT_MS (its default). */
   lateCommitMs?: number;
+  /** FULL_DRAIN_EVERY_MS, unless given (tests). */
   fullDrainEveryMs?: number;
 }): () => Promise<void> {
   const { lateCommitMs = LATE_COMMIT_MS, fullDrainEveryMs = FULL_DRAIN_EVERY_MS } = deps;
@@ -65,14 +73,16 @@ export function startOutboxRelay(deps: {
   // lane or drain), so a size that times out is tried again only now and then.
   let batchSize = RELAY_BATCH_SIZE;
   let fullInARow = 0;
-  // The bound of the next drain (Date.now() at the start of the last drain, which ended well,
-  // less lateCommitMs), and when the last unbounded drain started (performance.now()). The first
-  // drain reads everything, and so does the next one after a drain that failed.
+  // The bound of the next drain (the start of the last drain, which ended well, by PostgreSQL's
+  // clock, less lateCommitMs), and when the last unbounded drain started (performance.now()). The
+  // first drain reads everything, and so does the next one after a drain that failed.
   let boundFrom: number | null = null;
   let lastFullDrainAt = 0;
 
   const drain = async () => {
-    const startedAt = Date.now();
+    // When the drain's first statement started, by PostgreSQL's clock: every event committed
+    // before is visible to it.
+    let startedAt = Infinity;
     const full = boundFrom === null || performance.now() - lastFullDrainAt >= fullDrainEveryMs;
     if (full) lastFullDrainAt = performance.now();
     const createdFrom = full ? null : new Date(boundFrom!);
@@ -90,6 +100,7 @@ export function startOutboxRelay(deps: {
         let batch;
         try {
           batch = await relayOutbox(deps.sql, deps.queue, deps.retryDelaysMs, size, createdFrom);
+          startedAt = Math.min(startedAt, batch.startedAt.getTime());
         } catch (error) {
           // Bounded: the size halves each time, and a batch of one event that still runs out of time is thrown.
           if ((error as { code?: unknown }).code !== '57014' || size === 1) throw error;
@@ -118,8 +129,8 @@ export function startOutboxRelay(deps: {
       if (failures.length > 1) throw new AggregateError(failures, `${failures.length} outbox relay lanes failed`);
       if (failures.length === 1) throw failures[0];
       // Every event committed before this drain started is relayed, or held by another
-      // dispatcher's relay.
-      boundFrom = startedAt - lateCommitMs;
+      // dispatcher's relay. (A drain stopped before its first statement leaves the bound.)
+      if (Number.isFinite(startedAt)) boundFrom = startedAt - lateCommitMs;
     } finally {
       await queued;
     }

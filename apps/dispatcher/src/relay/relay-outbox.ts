@@ -36,7 +36,7 @@ export const relayBatch = (traced: boolean): pg.QueryConfig => ({
       ON CONFLICT (endpoint_id, event_id) DO NOTHING
       RETURNING id, status
     )
-    SELECT (SELECT count(*) FROM relayed)::int AS relayed,
+    SELECT (SELECT count(*) FROM relayed)::int AS relayed, statement_timestamp() AS started_at,
            coalesce((SELECT array_agg(id::text) FROM deliveries WHERE status = 'pending'), '{}') AS pending${
              traced
                ? `,
@@ -54,8 +54,8 @@ const RELAY_BATCH_TRACED = relayBatch(true);
  * event. Deliveries and the event's relayed_at commit together (one statement); queuing happens
  * after, and a crash in between is repaired by the sweeper, which queues pending deliveries that
  * have no job. Only events created at `createdFrom` or later are claimed (null: every waiting
- * event). Returns how many events it relayed, and the queuing, which the caller awaits while it
- * relays the next batch.
+ * event). Returns how many events it relayed, when its statement started by PostgreSQL's clock,
+ * and the queuing, which the caller awaits while it relays the next batch.
  */
 export async function relayOutbox(
   pool: pg.Pool,
@@ -63,14 +63,19 @@ export async function relayOutbox(
   retryDelaysMs: number[],
   batchSize = RELAY_BATCH_SIZE,
   createdFrom: Date | null = null,
-): Promise<{ relayed: number; queued: Promise<void> }> {
+): Promise<{ relayed: number; startedAt: Date; queued: Promise<void> }> {
   const traced = tracingActive();
   const startTime = traced ? Date.now() : 0;
-  const { rows } = await pool.query<{ relayed: number; pending: string[]; traces?: TraceContext[] }>({
+  const { rows } = await pool.query<{
+    relayed: number;
+    started_at: Date;
+    pending: string[];
+    traces?: TraceContext[];
+  }>({
     ...(traced ? RELAY_BATCH_TRACED : RELAY_BATCH),
     values: [batchSize, SUBSCRIBABLE_EVENTS, createdFrom ?? '-infinity'],
   });
-  const { relayed, pending, traces } = rows[0] ?? { relayed: 0, pending: [] };
+  const { relayed, started_at: startedAt, pending, traces } = rows[0]!;
   const enqueue = () =>
     enqueueDeliveries(
       queue,
@@ -79,7 +84,7 @@ export async function relayOutbox(
     );
   // Polls that find nothing leave no span. A batch's span starts when its statement did and
   // ends once its jobs are queued; it links to the traces of the events it relayed.
-  if (!traced || relayed === 0) return { relayed, queued: enqueue() };
+  if (!traced || relayed === 0) return { relayed, startedAt, queued: enqueue() };
   const span = startSpan('outbox relay', {
     kind: 'producer',
     startTime,
@@ -91,5 +96,5 @@ export async function relayOutbox(
     () => span.end(),
     (error: unknown) => span.end(error),
   );
-  return { relayed, queued };
+  return { relayed, startedAt, queued };
 }
