@@ -74,11 +74,15 @@ export async function relayPollCost(outbox: Outbox): Promise<Row[]> {
     ];
   } finally {
     try {
-      // Emptied as prepareOutbox does (a DELETE would check each event's deliveries one by one).
-      await pool.query('TRUNCATE webhook_attempts, webhook_deliveries, events CASCADE');
       await pool.query('ALTER TABLE events RESET (autovacuum_enabled)');
     } finally {
-      await pool.end();
+      try {
+        // Emptied with TRUNCATE, as prepareOutbox empties it: a DELETE would check each event's
+        // deliveries one by one.
+        await pool.query('TRUNCATE webhook_attempts, webhook_deliveries, events CASCADE');
+      } finally {
+        await pool.end();
+      }
     }
   }
 }

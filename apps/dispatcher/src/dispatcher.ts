@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { MAINTENANCE_LOCK_MS, MAINTENANCE_QUEUE, maintenanceJobs } from './maintenance/maintenance-jobs';
 import { ReceiverAgents } from './delivery/receiver-agents';
 import { createMetrics } from './metrics';
-import { lateCommitMs, startOutboxRelay } from './relay/outbox-relay';
+import { lateCommitFor, startOutboxRelay } from './relay/outbox-relay';
 import { createAttemptRecorder } from './worker/attempt-recorder';
 import { EndpointSecrets } from './worker/endpoint-secrets';
 import { createDeliveryReader } from './worker/read-delivery';
@@ -56,7 +56,7 @@ export async function startDispatcher(
     retryDelaysMs: config.webhooks.retryDelaysMs,
     intervalMs: config.webhooks.relayIntervalMs,
     logger,
-    lateCommitMs: lateCommitMs(Math.max(config.dbTimeouts.transactionTimeoutMs, config.dbTimeouts.statementTimeoutMs)),
+    lateCommitMs: lateCommitFor(Math.max(config.dbTimeouts.transactionTimeoutMs, config.dbTimeouts.statementTimeoutMs)),
   });
   const maintenance = await startScheduledJobs({
     connection,

@@ -22,25 +22,25 @@ const PAUSE_AFTER_FAILURE_MS = 1_000;
 /**
  * A drain reads only events created at most this long before the start of the last drain that
  * ended well (by PostgreSQL's clock), or twice the longest a transaction may run if that is more
- * (lateCommitMs): an event that was not yet committed then was created by a transaction still
+ * (lateCommitFor): an event that was not yet committed then was created by a transaction still
  * running then, and those end within DB_TRANSACTION_TIMEOUT_MS or, for one statement,
- * DB_STATEMENT_TIMEOUT_MS (no transaction of the apps is given more than 30 s). The rest is clock
- * skew: Prisma fills created_at from the API's clock. Why a drain is bounded at all: the index the
- * relay reads holds an entry for every event relayed since the last VACUUM of the table, before
- * the waiting ones; autovacuum runs when a fifth of the table is dead, so on a table of millions
- * of events every poll would step over hundreds of thousands of entries (docs/operations.md has
- * the figures).
+ * DB_STATEMENT_TIMEOUT_MS (at the defaults, no transaction of the apps is given more than 30 s).
+ * The rest is clock skew: Prisma fills created_at from the API's clock. Why a drain is bounded at
+ * all: the index the relay reads holds an entry for every event relayed since the last VACUUM of
+ * the table, before the waiting ones; autovacuum runs when a fifth of the table is dead, so on a
+ * table of millions of events every poll would step over hundreds of thousands of entries
+ * (docs/operations.md has the figures).
  */
 export const LATE_COMMIT_MS = 60_000;
 
-/** The late-commit margin for transactions that may run `longestTransactionMs`. */
-export function lateCommitMs(longestTransactionMs: number): number {
+/** The late-commit margin when transactions may run `longestTransactionMs`. */
+export function lateCommitFor(longestTransactionMs: number): number {
   return Math.max(LATE_COMMIT_MS, 2 * longestTransactionMs);
 }
 
 /**
  * Every this often a drain reads the whole outbox, unbounded: an event whose transaction ran
- * past LATE_COMMIT_MS, or that another dispatcher claimed and then rolled back after this one
+ * past the margin, or that another dispatcher claimed and then rolled back after this one
  * passed it, is relayed at most this late.
  */
 export const FULL_DRAIN_EVERY_MS = 60_000;
