@@ -19,8 +19,8 @@ const BOUNDED = `relay poll, nothing waiting, ${RELAYED} relayed events awaiting
 /**
  * What a relay poll costs PostgreSQL between two runs of autovacuum (which waits for a fifth of
  * the events table to be dead): this checkout's claim statement with nothing waiting and RELAYED
- * events of the last hour relayed and not vacuumed, unbounded (every drain before the bound, and
- * still one a minute) and from a bound a minute back. Rounds alternate; each poll is timed from
+ * events of the last hour relayed and not vacuumed, unbounded (as every poll read before the
+ * bound, and one drain a minute still reads) and from a bound a minute back. Rounds alternate; each poll is timed from
  * send to answer on one connection. Runs in the webhook database, whose outbox and deliveries it
  * empties after.
  */

@@ -12,9 +12,9 @@ export const RELAY_BATCH_SIZE = 1000;
 // Traced, it also returns the events' trace contexts, which the relay span links to.
 // The order names both columns of the (relayed_at, created_at) index, as IS NULL is no equality
 // to the planner: by created_at alone it sorted the whole backlog each batch (59 ms at 200,000
-// waiting events, against 0.5 ms reading the index in order). The index keeps an entry for every
-// event relayed since the table was last vacuumed, where the waiting events are, so the scan
-// starts at `created_at >= $3` (an index condition): before the drain's bound, see outbox-relay.
+// waiting events, against 0.5 ms reading the index in order). The index also keeps an entry for
+// every event relayed since the table was last vacuumed, ahead of the waiting ones, so the scan
+// starts at the drain's bound, `created_at >= $3`, an index condition (see outbox-relay).
 export const relayBatch = (traced: boolean): pg.QueryConfig => ({
   name: traced ? 'dispatcher-relay-batch-traced' : 'dispatcher-relay-batch',
   text: `
