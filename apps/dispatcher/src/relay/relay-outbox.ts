@@ -61,8 +61,8 @@ export async function relayOutbox(
   pool: pg.Pool,
   queue: DeliveryQueue,
   retryDelaysMs: number[],
-  batchSize = RELAY_BATCH_SIZE,
-  createdFrom: Date | null = null,
+  batchSize: number,
+  createdFrom: Date | null,
 ): Promise<{ relayed: number; startedAt: Date; queued: Promise<void> }> {
   const traced = tracingActive();
   const startTime = traced ? Date.now() : 0;
