@@ -89,6 +89,30 @@ describe('GET /api/widget/experience', () => {
     await get(other.tenant.slug, other.experiences[1]!.slug).expect(404, { error: 'experience_not_found' });
   });
 
+  it('when a slot starts and ends off the second, then its times are given to the millisecond', async () => {
+    const other = await seedTenant(t.deps);
+    const experience = other.experiences[0]!;
+    const startsAt = new Date(Math.floor(Date.now() / 1000) * 1000 + 4 * 24 * 3600 * 1000 + 123);
+    const endsAt = new Date(startsAt.getTime() + 2 * 3600 * 1000 + 456);
+    const slot = await t.deps.db.slot.create({
+      data: { tenantId: other.tenant.id, experienceId: experience.id, startsAt, endsAt, capacity: 7 },
+    });
+
+    const res = await get(other.tenant.slug, experience.slug);
+    expect(res.status).toBe(200);
+    expect(res.body.slots.find((s: { id: string }) => s.id === slot.id)).toEqual({
+      id: slot.id,
+      starts_at: startsAt.toISOString(),
+      ends_at: endsAt.toISOString(),
+      capacity: 7,
+      seats_remaining: 7,
+      price_cents: null,
+    });
+    // Listed in order of start, between the seeded slots of days 3 and 5.
+    const ids = res.body.slots.map((s: { id: string }) => s.id);
+    expect(ids.indexOf(slot.id)).toBe(ids.indexOf(experience.slots[2]!.id) + 1);
+  });
+
   it('when a query parameter is missing, then it is 400 invalid_query', async () => {
     const res = await request(t.app).get('/api/widget/experience').query({ tenant: demo.tenant.slug });
     expect(res.status).toBe(400);
