@@ -4,7 +4,7 @@
  * Ceilings (from this checkout): the baseline (Express 5 + one Redis GET), the bare hold
  * ceiling, the bare booking ceiling on raw pg, BullMQ no-op jobs and BullMQ + one POST per job.
  * Apps (run for this checkout, and for BENCH_BEFORE_ROOT's when set, from its own root with its
- * own databases and queue prefix): holds, bookings and the dispatcher burst through the real
+ * own databases and queue prefix): holds, the widget read, bookings and the dispatcher burst through the real
  * processes, and their scaling over two pinned processes, directly and behind HAProxy; and the
  * relay's poll over relayed events awaiting VACUUM, bounded and not (this checkout). A row
  * whose ratio is to the baseline, the booking ceiling or the BullMQ + POST ceiling is measured in
@@ -29,9 +29,11 @@ import { apiLoadBalancer } from './scenarios/load-balancer';
 import { apiScale, dispatcherScale, SCALE_NOTE } from './scenarios/scale';
 import { relayPollCost } from './scenarios/relay-poll';
 import { dispatcherBurst, noopCeiling } from './scenarios/webhooks';
+import { apiWidgetRead } from './scenarios/widget';
 
 interface AppRows {
   holds: Row[];
+  reads: Row[];
   bookings: Row[];
   dispatcher: Row[];
   scale: Row[];
@@ -60,6 +62,7 @@ async function apiRuns(checkout: Checkout, rows: AppRows): Promise<void> {
     const api = await startApi(checkout, url);
     try {
       rows.holds.push(...(await attempt(`holds (${checkout.label})`, () => apiHolds(api, target))));
+      rows.reads.push(...(await attempt(`widget read (${checkout.label})`, () => apiWidgetRead(api, target))));
       rows.bookings.push(...(await attempt(`bookings (${checkout.label})`, () => apiBookings(api, target, url))));
     } finally {
       await stopChild(api.child);
@@ -113,7 +116,7 @@ async function main(): Promise<void> {
   const receiver = await startReceiver();
   try {
     const byCheckout = new Map(
-      list.map((c) => [c.label, { holds: [], bookings: [], dispatcher: [], scale: [] } as AppRows]),
+      list.map((c) => [c.label, { holds: [], reads: [], bookings: [], dispatcher: [], scale: [] } as AppRows]),
     );
     const holdCeilingRows = await attempt('hold ceilings', holdCeilings);
     for (const checkout of list) await apiRuns(checkout, byCheckout.get(checkout.label)!);
@@ -125,6 +128,7 @@ async function main(): Promise<void> {
     const rows = [
       ...holdCeilingRows,
       ...merge(after.holds, before?.holds),
+      ...merge(after.reads, before?.reads),
       ...merge(after.bookings, before?.bookings),
       ...webhookCeilingRows,
       ...merge(after.dispatcher, before?.dispatcher),

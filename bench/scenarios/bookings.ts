@@ -4,7 +4,8 @@ import type { Target } from '../lib/catalogue';
 import { rssMb, stopChild } from '../lib/children';
 import { CONNECTIONS, figures, measurePair, PAIR_ROUNDS, posts, roundRobin, type Run } from '../lib/load';
 import type { Row } from '../lib/report';
-import { MANY_SLOTS, startCeiling } from './holds';
+import { startCeiling } from '../lib/baseline';
+import { MANY_SLOTS } from './holds';
 
 const WARMUP = 200;
 const AMOUNT = 2_000;

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { holdRequests, pileUpHolds, type Api } from '../lib/api';
 import type { Target } from '../lib/catalogue';
-import { rssMb, spawnNode, stopChild, untilReady } from '../lib/children';
-import { freePort } from '@booking/test-kit';
-import { ROOT } from '../lib/env';
-import { figures, measurePair, type Measured, type Run } from '../lib/load';
+import { besideBaseline, startCeiling, withBaseline } from '../lib/baseline';
+import { rssMb, stopChild } from '../lib/children';
+import { figures, measurePair } from '../lib/load';
 import type { Row } from '../lib/report';
 
 export const MANY_SLOTS = 200;
@@ -26,40 +25,6 @@ const API_HOLDS = `hold via API, ${MANY_SLOTS} slots round robin`;
 const API_HOLDS_HOT = `hold via API, 1 hot slot after ${HOT_PILE} live holds (TTL 600 s)`;
 const API_HOLD_EMPTY = `hold via API, cost on ${FRESH_SLOTS} fresh slots (0 live holds at first, ${Math.ceil(COST_REQUESTS / FRESH_SLOTS)} at the end)`;
 const API_HOLD_DEEP = `hold via API, cost on a slot with ${DEEP_PILE} live holds`;
-
-/** The baseline row measured in rounds with `name`'s run: the row that `name`'s ratio is taken against. */
-const pairedBaseline = (name: string) => `baseline (paired with ${name})`;
-
-/** Starts a ceiling server (a bench/ceilings script) and waits for `readyPath`. */
-export async function startCeiling(name: string, script: string, env: Record<string, string>, readyPath: string) {
-  const port = await freePort();
-  const child = spawnNode(name, ROOT, [script], { ...env, PORT: String(port) });
-  const url = `http://127.0.0.1:${port}`;
-  await untilReady(child, `${url}${readyPath}`);
-  return { url, child };
-}
-
-/** Runs `body` with the baseline server (Express 5 + one Redis GET) up, given its URL. */
-async function withBaseline<T>(body: (url: string) => Promise<T>): Promise<T> {
-  const baseline = await startCeiling('baseline', 'bench/ceilings/baseline-server.ts', {}, '/');
-  try {
-    return await body(baseline.url);
-  } finally {
-    await stopChild(baseline.child);
-  }
-}
-
-/**
- * `name`'s run measured in rounds alternating with the baseline's: `name`'s figures, and the
- * baseline row to take its ratio against.
- */
-async function besideBaseline(baselineUrl: string, name: string, run: Run): Promise<[Row, Measured]> {
-  const [baseline, measured] = await measurePair(
-    { label: pairedBaseline(name), run: { urls: [baselineUrl], requests: [{ method: 'GET', path: '/' }] } },
-    { label: name, run },
-  );
-  return [{ name: pairedBaseline(name), unit: 'rps', ...figures(baseline) }, measured];
-}
 
 /** The bare hold ceiling (on 200 slots, and on a hot slot with a pile), each beside the baseline. */
 export async function holdCeilings(): Promise<Row[]> {

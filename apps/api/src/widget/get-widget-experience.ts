@@ -20,8 +20,8 @@ type ExperienceRow = WidgetExperienceResponse['experience'] & { slots: SlotRow[]
 // The published experience of a published tenant, with its slots in the window, in one round
 // trip. The slots come as one JSON array: pg parses it in one JSON.parse, where a row per slot
 // would repeat the experience's columns and parse each field on its own. Written as SQL rather
-// than a Prisma include, which took three times the CPU of the rest of the request (the
-// anonymous widget reads this on every page view).
+// than a Prisma include, which more than doubled the request's CPU in the API and nearly tripled
+// PostgreSQL's (the anonymous widget reads this on every page view).
 const READ_EXPERIENCE = `
 SELECT e.id, e.name, e.slug, e.description, e.currency, e.base_price_cents, e.min_party_size,
        e.max_party_size, e.duration_minutes, e.requires_waiver,

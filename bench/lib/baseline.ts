@@ -1,0 +1,39 @@
+import { freePort } from '@booking/test-kit';
+import { spawnNode, stopChild, untilReady } from './children';
+import { ROOT } from './env';
+import { figures, measurePair, type Measured, type Run } from './load';
+import type { Row } from './report';
+
+/** Starts a ceiling server (a bench/ceilings script) and waits for `readyPath`. */
+export async function startCeiling(name: string, script: string, env: Record<string, string>, readyPath: string) {
+  const port = await freePort();
+  const child = spawnNode(name, ROOT, [script], { ...env, PORT: String(port) });
+  const url = `http://127.0.0.1:${port}`;
+  await untilReady(child, `${url}${readyPath}`);
+  return { url, child };
+}
+
+/** The baseline row measured in rounds with `name`'s run: the row that `name`'s ratio is taken against. */
+const pairedBaseline = (name: string) => `baseline (paired with ${name})`;
+
+/** Runs `body` with the baseline server (Express 5 + one Redis GET) up, given its URL. */
+export async function withBaseline<T>(body: (url: string) => Promise<T>): Promise<T> {
+  const baseline = await startCeiling('baseline', 'bench/ceilings/baseline-server.ts', {}, '/');
+  try {
+    return await body(baseline.url);
+  } finally {
+    await stopChild(baseline.child);
+  }
+}
+
+/**
+ * `name`'s run measured in rounds alternating with the baseline's: `name`'s figures, and the
+ * baseline row to take its ratio against.
+ */
+export async function besideBaseline(baselineUrl: string, name: string, run: Run): Promise<[Row, Measured]> {
+  const [baseline, measured] = await measurePair(
+    { label: pairedBaseline(name), run: { urls: [baselineUrl], requests: [{ method: 'GET', path: '/' }] } },
+    { label: name, run },
+  );
+  return [{ name: pairedBaseline(name), unit: 'rps', ...figures(baseline) }, measured];
+}
