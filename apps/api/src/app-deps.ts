@@ -16,7 +16,7 @@ import { createStripe } from './payments/stripe-client';
 export interface AppDeps {
   config: Config;
   db: Db;
-  /** The pool `db` runs on, for the few hot statements written as raw SQL (a booking's). */
+  /** The pool `db` runs on, for the few hot statements written as raw SQL (a booking's, the widget read). */
   pool: PgPool;
   redis: RedisClient;
   logger: Logger;
@@ -52,6 +52,10 @@ export function createAppDeps(config: Config): AppDeps {
     ...config.dbTimeouts,
     refuseStatement: refuseStatementPastDeadline,
   });
+  // An idle connection PostgreSQL ends (a restart, a failover) is an 'error' on the pool, which
+  // drops it; unheard, the event would kill the process. Prisma's adapter listens only once Prisma
+  // has sent a query, and a replica may have served only raw statements (widget reads) by then.
+  pool.on('error', (error: Error) => logger.warn({ err: error }, 'postgresql connection error'));
   return {
     config,
     db: transactionsWithinDeadline(createPrismaClient(pool, config.dbTimeouts), config.dbTimeouts),
@@ -75,5 +79,11 @@ export async function closeAppDeps(deps: AppDeps): Promise<void> {
   // QUIT needs an answer; from a Redis that gives none the connection is dropped instead, which
   // also stops it reconnecting.
   const quit = (redis: RedisClient) => redis.quit().catch(() => redis.disconnect());
-  await Promise.allSettled([deps.db.$disconnect(), quit(deps.redis), quit(deps.queueRedis)]);
+  await Promise.allSettled([closePostgres(deps), quit(deps.redis), quit(deps.queueRedis)]);
+}
+
+/** Prisma ends the pool it runs on only if it ever connected; a process that sent only raw statements ends it here. */
+async function closePostgres(deps: AppDeps): Promise<void> {
+  await deps.db.$disconnect();
+  if (!deps.pool.ending) await deps.pool.end();
 }

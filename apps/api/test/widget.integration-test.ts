@@ -1,6 +1,17 @@
+import { randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { Client } from 'pg';
 import type { DemoTenant } from '@booking/db';
-import { clientIp, createBooking, createTestApp, kayak, placeHold, seedTenant, type TestApp } from '@booking/test-kit';
+import {
+  clientIp,
+  createBooking,
+  createTestApp,
+  kayak,
+  placeHold,
+  seedTenant,
+  waitUntil,
+  type TestApp,
+} from '@booking/test-kit';
 
 describe('GET /api/widget/experience', () => {
   let t: TestApp;
@@ -118,5 +129,45 @@ describe('GET /api/widget/experience', () => {
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_query');
     expect(res.body.detail).toEqual([expect.objectContaining({ field: '/experience' })]);
+  });
+});
+
+describe('an API whose only PostgreSQL work so far is widget reads', () => {
+  it('when PostgreSQL ends its idle connections, then the process carries on and answers the next read, and closing it ends the pool', async () => {
+    const seeding = createTestApp();
+    const demo = await seedTenant(seeding.deps);
+    await seeding.close();
+    // Its connections carry a name of their own, so only they are ended.
+    const name = `widget-only-${randomUUID()}`;
+    const url = new URL(process.env.DATABASE_URL!);
+    url.searchParams.set('application_name', name);
+    const t = createTestApp({ DATABASE_URL: url.toString() });
+    const read = () =>
+      request(t.app)
+        .get('/api/widget/experience')
+        .query({ tenant: demo.tenant.slug, experience: demo.experiences[0]!.slug });
+    try {
+      expect((await read()).status).toBe(200);
+      expect(t.deps.pool.idleCount).toBeGreaterThan(0);
+
+      const admin = new Client({ connectionString: process.env.DATABASE_URL });
+      await admin.connect();
+      try {
+        const ended = await admin.query(
+          'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1',
+          [name],
+        );
+        expect(ended.rowCount).toBeGreaterThan(0);
+      } finally {
+        await admin.end();
+      }
+      // The pool drops a connection when its 'error' comes; with no one listening it would throw.
+      await waitUntil(() => t.deps.pool.totalCount === 0, { what: 'the ended connections to leave the pool' });
+
+      expect((await read()).status).toBe(200);
+    } finally {
+      await t.close();
+    }
+    expect(t.deps.pool.ended).toBe(true);
   });
 });
