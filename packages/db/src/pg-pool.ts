@@ -128,7 +128,7 @@ export function createPgPool(databaseUrl: string, options: PgPoolOptions = {}): 
     refuseStatement = () => undefined,
   } = options;
   return new CallerContextPool({
-    connectionString: databaseUrl,
+    connectionString: inUtc(databaseUrl),
     max: poolSize,
     Client: closingClient(refuseStatement),
     connectionTimeoutMillis: connectTimeoutMs,
@@ -136,6 +136,19 @@ export function createPgPool(databaseUrl: string, options: PgPoolOptions = {}): 
     query_timeout: statementTimeoutMs + QUERY_TIMEOUT_MARGIN_MS,
     idle_in_transaction_session_timeout: transactionTimeoutMs,
   });
+}
+
+/**
+ * `databaseUrl` with every session's TimeZone set to UTC, after whatever its `options` set
+ * (PostgreSQL takes the last `-c` of a setting), so a server whose default zone is another one
+ * changes nothing. Prisma's pg adapter sends a Date as a timestamp without its offset and reads a
+ * timestamptz's text without its offset: in another zone it would store and read every instant
+ * shifted by that zone's offset, and disagree with now() and with the raw statements.
+ */
+function inUtc(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
+  url.searchParams.set('options', [url.searchParams.get('options'), '-c TimeZone=UTC'].filter(Boolean).join(' '));
+  return url.toString();
 }
 
 export type PgPool = pg.Pool;

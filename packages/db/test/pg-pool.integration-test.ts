@@ -1,5 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
 import { createPgPool } from '../src/pg-pool';
+import { createPrismaClient } from '../src/prisma-client';
 
 // refuseStatement reads the caller's request from its async context (the API's request
 // deadline). A query that waited for a busy pool's connection must still be judged as its own
@@ -37,5 +39,33 @@ describe('a pool whose statements are judged in their caller context', () => {
     expect(first.rowCount).toBe(1);
     expect(second.rows).toEqual([{ two: 2 }]);
     expect(judged).toEqual(['first', 'second']);
+  });
+});
+
+describe('a pool on a server or URL whose session time zone is not UTC', () => {
+  const url = new URL(process.env.DATABASE_URL!);
+  url.searchParams.set('options', '-c TimeZone=Pacific/Chatham -c lock_timeout=1234');
+  const pool = createPgPool(url.toString(), { poolSize: 1 });
+  const db = createPrismaClient(pool);
+
+  afterAll(() => db.$disconnect());
+
+  it("when the URL's options set another zone, then sessions run in UTC with its other settings kept, and Prisma writes and reads the instants raw SQL and now() see", async () => {
+    const { rows: settings } = await pool.query<{ zone: string; lock: string }>(
+      "SELECT current_setting('TimeZone') AS zone, current_setting('lock_timeout') AS lock",
+    );
+    expect(settings).toEqual([{ zone: 'UTC', lock: '1234ms' }]);
+
+    // Written by Prisma, read raw; written raw (the default now()), read by Prisma.
+    const at = new Date('2027-01-01T12:00:00.123Z');
+    const tenant = await db.tenant.create({ data: { slug: `tz-${randomUUID()}`, name: 'Time zones', createdAt: at } });
+    const { rows } = await pool.query<{ created_at: Date }>('SELECT created_at FROM tenants WHERE id = $1', [
+      tenant.id,
+    ]);
+    expect(rows[0]!.created_at.toISOString()).toBe(at.toISOString());
+
+    const before = Date.now();
+    const fresh = await db.tenant.create({ data: { slug: `tz-${randomUUID()}`, name: 'Time zones' } });
+    expect(Math.abs(fresh.createdAt.getTime() - before)).toBeLessThan(60_000);
   });
 });
