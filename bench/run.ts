@@ -53,7 +53,7 @@ async function attempt(scenario: string, run: () => Promise<Row[]>): Promise<Row
   }
 }
 
-/** Holds, bookings and the API's scaling for one checkout; the booking ceiling runs in this checkout's database. */
+/** Holds, the widget read, bookings and the API's scaling for one checkout; the booking ceiling runs in this checkout's database. */
 async function apiRuns(checkout: Checkout, rows: AppRows): Promise<void> {
   const url = databaseUrl(benchDatabase(checkout, 'booking_bench'));
   process.stderr.write(`\n[${checkout.label}] ${checkout.root}, database ${url}\n`);

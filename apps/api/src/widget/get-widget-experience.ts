@@ -7,7 +7,7 @@ const WINDOW_MS = 14 * 24 * 60 * 60 * 1000;
 
 interface SlotRow {
   id: string;
-  /** Milliseconds since the epoch: a number reads back from JSON exactly, a timestamp's text would not. */
+  /** Milliseconds since the epoch, which `new Date` takes as they are, with no text to parse. */
   starts_at: number;
   ends_at: number;
   capacity: number;
