@@ -1,6 +1,7 @@
 import { AsyncResource } from 'node:async_hooks';
 import { DB_TIMEOUT_DEFAULTS } from '@booking/config';
 import pg from 'pg';
+import { parseIntoClientConfig } from 'pg-connection-string';
 
 /**
  * How much longer than PostgreSQL's own statement_timeout the client waits for an answer. A live
@@ -128,7 +129,7 @@ export function createPgPool(databaseUrl: string, options: PgPoolOptions = {}): 
     refuseStatement = () => undefined,
   } = options;
   return new CallerContextPool({
-    connectionString: inUtc(databaseUrl),
+    ...inUtc(databaseUrl),
     max: poolSize,
     Client: closingClient(refuseStatement),
     connectionTimeoutMillis: connectTimeoutMs,
@@ -139,16 +140,17 @@ export function createPgPool(databaseUrl: string, options: PgPoolOptions = {}): 
 }
 
 /**
- * `databaseUrl` with every session's TimeZone set to UTC, after whatever its `options` set
- * (PostgreSQL takes the last `-c` of a setting), so a server whose default zone is another one
- * changes nothing. Prisma's pg adapter sends a Date as a timestamp without its offset and reads a
- * timestamptz's text without its offset: in another zone it would store and read every instant
- * shifted by that zone's offset, and disagree with now() and with the raw statements.
+ * The connection settings of `databaseUrl` (parsed as pg parses it), with every session's
+ * TimeZone set to UTC after whatever the URL's `options` (or else PGOPTIONS) set: PostgreSQL takes
+ * the last `-c` of a setting, so a server whose default zone is another changes nothing. Prisma's
+ * pg adapter sends a Date as a timestamp without its offset and reads a timestamptz's text without
+ * its offset: in another zone it would store and read every instant shifted by that zone's
+ * offset, and disagree with now() and with the raw statements.
  */
-function inUtc(databaseUrl: string): string {
-  const url = new URL(databaseUrl);
-  url.searchParams.set('options', [url.searchParams.get('options'), '-c TimeZone=UTC'].filter(Boolean).join(' '));
-  return url.toString();
+function inUtc(databaseUrl: string): pg.ClientConfig {
+  const config = parseIntoClientConfig(databaseUrl);
+  const options = [config.options ?? process.env.PGOPTIONS, '-c TimeZone=UTC'].filter(Boolean).join(' ');
+  return { ...config, options };
 }
 
 export type PgPool = pg.Pool;

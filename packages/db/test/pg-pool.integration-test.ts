@@ -68,4 +68,22 @@ describe('a pool on a server or URL whose session time zone is not UTC', () => {
     const fresh = await db.tenant.create({ data: { slug: `tz-${randomUUID()}`, name: 'Time zones' } });
     expect(Math.abs(fresh.createdAt.getTime() - before)).toBeLessThan(60_000);
   });
+
+  it('when the password holds a bare % and PGOPTIONS sets other settings, then sessions run in UTC with those settings', async () => {
+    const bare = new URL(process.env.DATABASE_URL!);
+    bare.password = '100%'; // trust authentication: any password logs in
+    const saved = process.env.PGOPTIONS;
+    process.env.PGOPTIONS = '-c TimeZone=Asia/Kolkata -c lock_timeout=4321';
+    const other = createPgPool(bare.toString(), { poolSize: 1 });
+    if (saved === undefined) delete process.env.PGOPTIONS;
+    else process.env.PGOPTIONS = saved;
+    try {
+      const { rows } = await other.query<{ zone: string; lock: string }>(
+        "SELECT current_setting('TimeZone') AS zone, current_setting('lock_timeout') AS lock",
+      );
+      expect(rows).toEqual([{ zone: 'UTC', lock: '4321ms' }]);
+    } finally {
+      await other.end();
+    }
+  });
 });
