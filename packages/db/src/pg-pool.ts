@@ -1,7 +1,7 @@
 import { AsyncResource } from 'node:async_hooks';
 import { DB_TIMEOUT_DEFAULTS } from '@booking/config';
 import pg from 'pg';
-import { parseIntoClientConfig } from 'pg-connection-string';
+import { parse } from 'pg-connection-string';
 
 /**
  * How much longer than PostgreSQL's own statement_timeout the client waits for an answer. A live
@@ -140,17 +140,31 @@ export function createPgPool(databaseUrl: string, options: PgPoolOptions = {}): 
 }
 
 /**
- * The connection settings of `databaseUrl` (parsed as pg parses it), with every session's
- * TimeZone set to UTC after whatever the URL's `options` (or else PGOPTIONS) set: PostgreSQL takes
- * the last `-c` of a setting, so a server whose default zone is another changes nothing. Prisma's
- * pg adapter sends a Date as a timestamp without its offset and reads a timestamptz's text without
- * its offset: in another zone it would store and read every instant shifted by that zone's
- * offset, and disagree with now() and with the raw statements.
+ * `databaseUrl` for pg, with every session's TimeZone set to UTC after whatever the URL's `options`
+ * (or else PGOPTIONS) set: PostgreSQL takes the last `-c` of a setting, so a server whose default
+ * zone is another changes nothing. Prisma's pg adapter sends a Date as a timestamp without its
+ * offset and reads a timestamptz's text without its offset: in another zone it would store and
+ * read every instant shifted by that zone's offset, and disagree with now() and with the raw
+ * statements. A URL's settings override the config's in pg, so the URL's own `options` move into
+ * ours; the rest of the URL reaches pg as it was, which reads it as it always did (a URL rebuilt
+ * or parsed here would not be: a bare % in a password, `ssl=no-verify`).
  */
-function inUtc(databaseUrl: string): pg.ClientConfig {
-  const config = parseIntoClientConfig(databaseUrl);
-  const options = [config.options ?? process.env.PGOPTIONS, '-c TimeZone=UTC'].filter(Boolean).join(' ');
-  return { ...config, options };
+function inUtc(databaseUrl: string): { connectionString: string; options: string } {
+  const options = [parse(databaseUrl).options || process.env.PGOPTIONS, '-c TimeZone=UTC'].filter(Boolean).join(' ');
+  return { connectionString: withoutOptions(databaseUrl), options };
+}
+
+/** `url` without its `options` query parameters, every other character as it was. */
+function withoutOptions(url: string): string {
+  const query = url.indexOf('?');
+  if (query < 0) return url;
+  const hash = url.indexOf('#', query);
+  const end = hash < 0 ? url.length : hash;
+  const kept = url
+    .slice(query + 1, end)
+    .split('&')
+    .filter((pair) => pair.split('=')[0] !== 'options');
+  return `${url.slice(0, query)}${kept.length > 0 ? `?${kept.join('&')}` : ''}${url.slice(end)}`;
 }
 
 export type PgPool = pg.Pool;

@@ -86,4 +86,16 @@ describe('a pool on a server or URL whose session time zone is not UTC', () => {
       await other.end();
     }
   });
+
+  it('when the URL asks for TLS as pg reads it (ssl=no-verify), then the pool still asks for it: this server has none', async () => {
+    const tls = new URL(process.env.DATABASE_URL!);
+    tls.searchParams.set('ssl', 'no-verify');
+    tls.searchParams.set('options', '-c lock_timeout=1234');
+    const other = createPgPool(tls.toString(), { poolSize: 1 });
+    try {
+      await expect(other.query('SELECT 1')).rejects.toThrow(/does not support SSL/);
+    } finally {
+      await other.end();
+    }
+  });
 });
