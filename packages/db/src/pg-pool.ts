@@ -151,19 +151,27 @@ export function createPgPool(databaseUrl: string, options: PgPoolOptions = {}): 
  */
 function inUtc(databaseUrl: string): { connectionString: string; options: string } {
   const options = [parse(databaseUrl).options || process.env.PGOPTIONS, '-c TimeZone=UTC'].filter(Boolean).join(' ');
-  return { connectionString: withoutOptions(databaseUrl), options };
+  const connectionString = withoutOptions(databaseUrl);
+  // Whatever pg would still read as `options` would override the zone: refuse it rather than run
+  // in another zone.
+  if (parse(connectionString).options !== undefined)
+    throw new Error('DATABASE_URL: an options parameter is spelled oddly');
+  return { connectionString, options };
 }
 
-/** `url` without its `options` query parameters, every other character as it was. */
+/**
+ * `url` without its `options` query parameters (keys compared as the URL parser reads them), every
+ * other character as it was. A socket path (`/dir database`) has no query to drop.
+ */
 function withoutOptions(url: string): string {
   const query = url.indexOf('?');
-  if (query < 0) return url;
+  if (query < 0 || url.startsWith('/')) return url;
   const hash = url.indexOf('#', query);
   const end = hash < 0 ? url.length : hash;
   const kept = url
     .slice(query + 1, end)
     .split('&')
-    .filter((pair) => pair.split('=')[0] !== 'options');
+    .filter((pair) => new URLSearchParams(pair.replace(/[\t\n\r]/g, '')).keys().next().value !== 'options');
   return `${url.slice(0, query)}${kept.length > 0 ? `?${kept.join('&')}` : ''}${url.slice(end)}`;
 }
 

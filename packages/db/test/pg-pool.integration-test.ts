@@ -98,4 +98,17 @@ describe('a pool on a server or URL whose session time zone is not UTC', () => {
       await other.end();
     }
   });
+
+  it('when the URL spells its options key with escapes, then they are moved out all the same and sessions run in UTC', async () => {
+    const odd = `${process.env.DATABASE_URL!}${process.env.DATABASE_URL!.includes('?') ? '&' : '?'}%6Fptions=-c%20TimeZone%3DAsia/Kolkata%20-c%20lock_timeout%3D777`;
+    const other = createPgPool(odd, { poolSize: 1 });
+    try {
+      const { rows } = await other.query<{ zone: string; lock: string }>(
+        "SELECT current_setting('TimeZone') AS zone, current_setting('lock_timeout') AS lock",
+      );
+      expect(rows).toEqual([{ zone: 'UTC', lock: '777ms' }]);
+    } finally {
+      await other.end();
+    }
+  });
 });
