@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import { createPgPool } from '../src/pg-pool';
+import { createPgPool, type PgPool } from '../src/pg-pool';
 import { createPrismaClient } from '../src/prisma-client';
 
 // refuseStatement reads the caller's request from its async context (the API's request
@@ -42,6 +42,24 @@ describe('a pool whose statements are judged in their caller context', () => {
   });
 });
 
+/** The zone and lock_timeout of a session of `pool`. */
+async function sessionSettings(pool: PgPool): Promise<{ zone: string; lock: string }[]> {
+  const { rows } = await pool.query<{ zone: string; lock: string }>(
+    "SELECT current_setting('TimeZone') AS zone, current_setting('lock_timeout') AS lock",
+  );
+  return rows;
+}
+
+/** Runs `use` on a pool of one connection to `url`, ended after. */
+async function onePool(url: string, use: (pool: PgPool) => Promise<void>): Promise<void> {
+  const pool = createPgPool(url, { poolSize: 1 });
+  try {
+    await use(pool);
+  } finally {
+    await pool.end();
+  }
+}
+
 describe('a pool on a server or URL whose session time zone is not UTC', () => {
   const url = new URL(process.env.DATABASE_URL!);
   url.searchParams.set('options', '-c TimeZone=Pacific/Chatham -c lock_timeout=1234');
@@ -51,10 +69,7 @@ describe('a pool on a server or URL whose session time zone is not UTC', () => {
   afterAll(() => db.$disconnect());
 
   it("when the URL's options set another zone, then sessions run in UTC with its other settings kept, and Prisma writes and reads the instants raw SQL and now() see", async () => {
-    const { rows: settings } = await pool.query<{ zone: string; lock: string }>(
-      "SELECT current_setting('TimeZone') AS zone, current_setting('lock_timeout') AS lock",
-    );
-    expect(settings).toEqual([{ zone: 'UTC', lock: '1234ms' }]);
+    expect(await sessionSettings(pool)).toEqual([{ zone: 'UTC', lock: '1234ms' }]);
 
     // Written by Prisma, read raw; written raw (the default now()), read by Prisma.
     const at = new Date('2027-01-01T12:00:00.123Z');
@@ -78,10 +93,7 @@ describe('a pool on a server or URL whose session time zone is not UTC', () => {
     if (saved === undefined) delete process.env.PGOPTIONS;
     else process.env.PGOPTIONS = saved;
     try {
-      const { rows } = await other.query<{ zone: string; lock: string }>(
-        "SELECT current_setting('TimeZone') AS zone, current_setting('lock_timeout') AS lock",
-      );
-      expect(rows).toEqual([{ zone: 'UTC', lock: '4321ms' }]);
+      expect(await sessionSettings(other)).toEqual([{ zone: 'UTC', lock: '4321ms' }]);
     } finally {
       await other.end();
     }
@@ -91,24 +103,15 @@ describe('a pool on a server or URL whose session time zone is not UTC', () => {
     const tls = new URL(process.env.DATABASE_URL!);
     tls.searchParams.set('ssl', 'no-verify');
     tls.searchParams.set('options', '-c lock_timeout=1234');
-    const other = createPgPool(tls.toString(), { poolSize: 1 });
-    try {
+    await onePool(tls.toString(), async (other) => {
       await expect(other.query('SELECT 1')).rejects.toThrow(/does not support SSL/);
-    } finally {
-      await other.end();
-    }
+    });
   });
 
   it('when the URL spells its options key with escapes, then they are moved out all the same and sessions run in UTC', async () => {
     const odd = `${process.env.DATABASE_URL!}${process.env.DATABASE_URL!.includes('?') ? '&' : '?'}%6Fptions=-c%20TimeZone%3DAsia/Kolkata%20-c%20lock_timeout%3D777`;
-    const other = createPgPool(odd, { poolSize: 1 });
-    try {
-      const { rows } = await other.query<{ zone: string; lock: string }>(
-        "SELECT current_setting('TimeZone') AS zone, current_setting('lock_timeout') AS lock",
-      );
-      expect(rows).toEqual([{ zone: 'UTC', lock: '777ms' }]);
-    } finally {
-      await other.end();
-    }
+    await onePool(odd, async (other) => {
+      expect(await sessionSettings(other)).toEqual([{ zone: 'UTC', lock: '777ms' }]);
+    });
   });
 });
