@@ -133,4 +133,56 @@ describe('the attempt recorder (group commit)', () => {
       await otherPool.end();
     }
   });
+
+  it("when a batch meets another dispatcher's batch of the same deliveries still in flight, then it waits for that commit and writes the next attempt numbers and schedule step", async () => {
+    const ids = await deliveries(3);
+    const recorder = createAttemptRecorder(pool, { retryDelaysMs: RETRY_DELAYS_MS, autoDisableAfter: 1000 });
+    // The other dispatcher's batch: it has written attempt 1 of each delivery and not yet committed.
+    const other = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query(`UPDATE webhook_deliveries SET attempt_count = attempt_count + 1 WHERE id = ANY($1::uuid[])`, [
+        ids,
+      ]);
+      await other.query(
+        `INSERT INTO webhook_attempts (id, delivery_id, attempt_number, started_at, duration_ms, succeeded)
+         SELECT gen_random_uuid(), id, 1, now(), 3, false FROM unnest($1::uuid[]) AS id`,
+        [ids],
+      );
+      const recorded = Promise.all(ids.map((id) => recorder.record(attempt(id, false))));
+      await untilWaitingOnLock(other.processID!);
+      await other.query('COMMIT');
+
+      // Attempt 2 of each: its number counts the attempt committed while it waited, and the
+      // schedule goes on from there (the delay after a second attempt).
+      expect(await recorded).toEqual(
+        ids.map(() => ({ outcome: 'retrying', endpointDisabled: false, nextDelayMs: 200 })),
+      );
+      const rows = await attemptRows(ids);
+      for (const id of ids) {
+        const mine = rows.filter((r) => r.delivery_id === id);
+        expect(mine.map((r) => r.attempt_number)).toEqual([1, 2]);
+        expect(mine.every((r) => r.attempt_count === 2)).toBe(true);
+      }
+    } finally {
+      await other.query('ROLLBACK').catch(() => undefined);
+      await other.end();
+      await recorder.close();
+    }
+  });
 });
+
+/** Waits (at most 10 s) until a session is blocked by a lock that session `holderPid` holds. */
+async function untilWaitingOnLock(holderPid: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const { rows } = await pool.query<{ waiting: number }>(
+      `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`,
+      [holderPid],
+    );
+    if (rows[0]!.waiting > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error('no session came to wait on the open batch');
+}
