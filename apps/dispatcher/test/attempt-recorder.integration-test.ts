@@ -141,6 +141,7 @@ describe('the attempt recorder (group commit)', () => {
     const other = new pg.Client({ connectionString: process.env.DATABASE_URL });
     await other.connect();
     try {
+      const { rows: backend } = await other.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
       await other.query('BEGIN');
       await other.query(`UPDATE webhook_deliveries SET attempt_count = attempt_count + 1 WHERE id = ANY($1::uuid[])`, [
         ids,
@@ -151,7 +152,8 @@ describe('the attempt recorder (group commit)', () => {
         [ids],
       );
       const recorded = Promise.all(ids.map((id) => recorder.record(attempt(id, false))));
-      await untilWaitingOnLock(other.processID!);
+      // A batch that fails, rather than waits, fails the test with its own error.
+      await Promise.race([untilWaitingOnLock(backend[0]!.pid), recorded]);
       await other.query('COMMIT');
 
       // Attempt 2 of each: its number counts the attempt committed while it waited, and the
@@ -168,6 +170,30 @@ describe('the attempt recorder (group commit)', () => {
     } finally {
       await other.query('ROLLBACK').catch(() => undefined);
       await other.end();
+      await recorder.close();
+    }
+  });
+
+  it('when a schedule step is longer than 24.9 days (past an int of milliseconds), then the failed attempt is recorded with it', async () => {
+    const thirtyDaysMs = 30 * 24 * 3600 * 1000;
+    const [id] = await deliveries(1);
+    const recorder = createAttemptRecorder(pool, { retryDelaysMs: [0, thirtyDaysMs, 0], autoDisableAfter: 1000 });
+    try {
+      const before = Date.now();
+      await expect(recorder.record(attempt(id!, false))).resolves.toEqual({
+        outcome: 'retrying',
+        endpointDisabled: false,
+        nextDelayMs: thirtyDaysMs,
+      });
+      const after = Date.now();
+      const { rows } = await pool.query<{ next_attempt_at: Date }>(
+        'SELECT next_attempt_at FROM webhook_deliveries WHERE id = $1',
+        [id],
+      );
+      const next = rows[0]!.next_attempt_at.getTime();
+      expect(next).toBeGreaterThanOrEqual(before + thirtyDaysMs);
+      expect(next).toBeLessThanOrEqual(after + thirtyDaysMs);
+    } finally {
       await recorder.close();
     }
   });

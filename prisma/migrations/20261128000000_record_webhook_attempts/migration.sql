@@ -22,13 +22,15 @@ CREATE FUNCTION "record_webhook_attempts"(
     p_has_success boolean[],
     p_trail_failures int[],
     p_longest_run int[],
-    p_retry_delays_ms int[],
+    p_retry_delays_ms bigint[],
     p_auto_disable_after int,
-    p_now timestamptz,
     OUT statuses text[],
-    OUT next_delays_ms int[],
+    OUT next_delays_ms bigint[],
     OUT disabled_endpoints uuid[]
 ) LANGUAGE plpgsql AS $$
+DECLARE
+  -- When the locks were granted: a retry's delay counts from then, as the delayed job's does.
+  locked_at timestamptz;
 BEGIN
   -- Deliveries, then endpoints, each in id order, so two batches (of two dispatchers) never wait
   -- on each other in a circle.
@@ -39,6 +41,7 @@ BEGIN
   IF cardinality(p_endpoint_ids) > 1 OR false = ANY(p_succeeded) THEN
     PERFORM 1 FROM "webhook_endpoints" WHERE "id" = ANY(p_endpoint_ids) ORDER BY "id" FOR NO KEY UPDATE;
   END IF;
+  locked_at := clock_timestamp();
 
   WITH input AS (
     SELECT i.*,
@@ -47,7 +50,7 @@ BEGIN
            CASE WHEN i.succeeded THEN 'succeeded'
                 WHEN d."attempt_count" + 1 >= cardinality(p_retry_delays_ms) THEN 'abandoned'
                 ELSE 'pending' END AS status,
-           CASE WHEN i.succeeded OR d."attempt_count" + 1 >= cardinality(p_retry_delays_ms) THEN 0
+           CASE WHEN i.succeeded OR d."attempt_count" + 1 >= cardinality(p_retry_delays_ms) THEN 0::bigint
                 ELSE p_retry_delays_ms[d."attempt_count" + 2] END AS next_delay_ms
       FROM unnest(p_delivery_ids, p_started_at, p_duration_ms, p_status_code, p_error, p_response_body, p_succeeded)
            WITH ORDINALITY AS i(delivery_id, started_at, duration_ms, status_code, error, response_body, succeeded, ord)
@@ -67,7 +70,7 @@ BEGIN
       "attempt_count" = i.made,
       "last_attempt_at" = i.started_at,
       "status" = i.status::"webhook_delivery_status",
-      "next_attempt_at" = CASE WHEN i.status = 'pending' THEN p_now + i.next_delay_ms * interval '1 millisecond' END,
+      "next_attempt_at" = CASE WHEN i.status = 'pending' THEN locked_at + i.next_delay_ms * interval '1 millisecond' END,
       "updated_at" = now()
     FROM input i WHERE d."id" = i.delivery_id
   ),

@@ -20,7 +20,10 @@ export interface RecordedAttempt {
 }
 
 export interface AttemptRecorder {
-  /** Resolves once the attempt is committed; rejects when its batch failed (nothing of it is stored). */
+  /**
+   * Resolves once the attempt is committed; rejects when its batch failed (nothing of it is
+   * stored), and when the answer never came (see createAttemptRecorder).
+   */
   record(attempt: AttemptToRecord): Promise<RecordedAttempt>;
   /** Writes what waits and resolves when every batch has ended. */
   close(): Promise<void>;
@@ -45,17 +48,20 @@ const RECORD_ATTEMPTS: pg.QueryConfig = {
   text: `
     SELECT statuses, next_delays_ms, disabled_endpoints
     FROM record_webhook_attempts($1::uuid[], $2::timestamptz[], $3::int[], $4::int[], $5::text[], $6::text[],
-                                 $7::bool[], $8::uuid[], $9::int[], $10::bool[], $11::int[], $12::int[], $13::int[],
-                                 $14::int, $15::timestamptz)`,
+                                 $7::bool[], $8::uuid[], $9::int[], $10::bool[], $11::int[], $12::int[], $13::bigint[],
+                                 $14::int)`,
 };
 
 /**
  * Records attempts in batches (group commit): an attempt joins the batch being gathered, which is
  * written by one call of the database function record_webhook_attempts (one round trip, its own
- * transaction), whatever its size, when nothing else is being written, when it holds `maxBatch` attempts, or `maxWaitMs` after its first attempt. Each caller
- * waits for its own batch's commit, so a job completes only once its attempt is stored: a crash
+ * transaction), whatever its size, when nothing else is being written, when it holds `maxBatch`
+ * attempts, or `maxWaitMs` after its first attempt. Each caller waits for its own batch's commit, so a job completes only once its attempt is stored: a crash
  * before the commit leaves the job to run again, never an attempt unrecorded. A batch that fails
- * rejects every caller in it, and BullMQ runs each of those jobs again.
+ * rejects every caller in it, and BullMQ runs each of those jobs again. So does a batch whose
+ * answer the pool stopped waiting for (its client-side timeout, a second past the server's
+ * statement timeout, which would have rolled the batch back): the server may still have committed
+ * it, and its jobs then make one more attempt each, as delivering at least once allows.
  *
  * A batch stores for each attempt what recording it alone would: the attempt row, the delivery's
  * state (its attempt count read under the row's lock, so a redeliver during the attempt starts
@@ -75,7 +81,8 @@ export function createAttemptRecorder(pool: pg.Pool, options: AttemptRecorderOpt
 
 interface RecordedBatch {
   statuses: ('succeeded' | 'abandoned' | 'pending')[];
-  next_delays_ms: number[];
+  /** bigint: a step may be longer than an int's 24.9 days of milliseconds; pg reads them as text. */
+  next_delays_ms: string[];
   disabled_endpoints: string[];
 }
 
@@ -105,14 +112,13 @@ async function writeAttempts(
       runs.map((r) => r.longestInner),
       options.retryDelaysMs,
       options.autoDisableAfter,
-      new Date(),
     ],
   });
   const batch = rows[0]!;
   const recorded = attempts.map((_a, i): RecordedAttempt => ({
     outcome: batch.statuses[i] === 'pending' ? 'retrying' : batch.statuses[i]!,
     endpointDisabled: false,
-    nextDelayMs: batch.next_delays_ms[i]!,
+    nextDelayMs: Number(batch.next_delays_ms[i]),
   }));
   // The warning about a disabled endpoint goes with its last failed attempt of the batch.
   const disabled = new Set(batch.disabled_endpoints);
