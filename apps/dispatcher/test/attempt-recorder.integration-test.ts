@@ -154,6 +154,9 @@ describe('the attempt recorder (group commit)', () => {
       const recorded = Promise.all(ids.map((id) => recorder.record(attempt(id, false))));
       // A batch that fails, rather than waits, fails the test with its own error.
       await Promise.race([untilWaitingOnLock(backend[0]!.pid), recorded]);
+      // Held a while longer: the retry's time must count from the locks, not from when it began to wait.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const { rows: committing } = await other.query<{ at: Date }>('SELECT clock_timestamp() AS at');
       await other.query('COMMIT');
 
       // Attempt 2 of each: its number counts the attempt committed while it waited, and the
@@ -167,6 +170,13 @@ describe('the attempt recorder (group commit)', () => {
         expect(mine.map((r) => r.attempt_number)).toEqual([1, 2]);
         expect(mine.every((r) => r.attempt_count === 2)).toBe(true);
       }
+      const { rows: next } = await pool.query<{ next_attempt_at: Date }>(
+        'SELECT next_attempt_at FROM webhook_deliveries WHERE id = ANY($1::uuid[])',
+        [ids],
+      );
+      for (const { next_attempt_at } of next) {
+        expect(next_attempt_at.getTime()).toBeGreaterThanOrEqual(committing[0]!.at.getTime() + 200);
+      }
     } finally {
       await other.query('ROLLBACK').catch(() => undefined);
       await other.end();
@@ -179,13 +189,14 @@ describe('the attempt recorder (group commit)', () => {
     const [id] = await deliveries(1);
     const recorder = createAttemptRecorder(pool, { retryDelaysMs: [0, thirtyDaysMs, 0], autoDisableAfter: 1000 });
     try {
-      const before = Date.now();
+      // The database's clock, which the recorded time is read from.
+      const before = await databaseNow();
       await expect(recorder.record(attempt(id!, false))).resolves.toEqual({
         outcome: 'retrying',
         endpointDisabled: false,
         nextDelayMs: thirtyDaysMs,
       });
-      const after = Date.now();
+      const after = await databaseNow();
       const { rows } = await pool.query<{ next_attempt_at: Date }>(
         'SELECT next_attempt_at FROM webhook_deliveries WHERE id = $1',
         [id],
@@ -211,4 +222,9 @@ async function untilWaitingOnLock(holderPid: number): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   throw new Error('no session came to wait on the open batch');
+}
+
+async function databaseNow(): Promise<number> {
+  const { rows } = await pool.query<{ at: Date }>('SELECT clock_timestamp() AS at');
+  return rows[0]!.at.getTime();
 }

@@ -56,12 +56,15 @@ const RECORD_ATTEMPTS: pg.QueryConfig = {
  * Records attempts in batches (group commit): an attempt joins the batch being gathered, which is
  * written by one call of the database function record_webhook_attempts (one round trip, its own
  * transaction), whatever its size, when nothing else is being written, when it holds `maxBatch`
- * attempts, or `maxWaitMs` after its first attempt. Each caller waits for its own batch's commit, so a job completes only once its attempt is stored: a crash
- * before the commit leaves the job to run again, never an attempt unrecorded. A batch that fails
+ * attempts, or `maxWaitMs` after its first attempt. Each caller waits for its own batch's commit,
+ * so a job completes only once its attempt is stored: a crash before the commit leaves the job to
+ * run again, never an attempt unrecorded. A batch that fails
  * rejects every caller in it, and BullMQ runs each of those jobs again. So does a batch whose
  * answer the pool stopped waiting for (its client-side timeout, a second past the server's
- * statement timeout, which would have rolled the batch back): the server may still have committed
- * it, and its jobs then make one more attempt each, as delivering at least once allows.
+ * statement timeout, which would have rolled the batch back), though the server may still have
+ * committed it: a job whose attempt was then stored as the last or a success ends on its next
+ * run, and one stored as retrying attempts again after BullMQ's backoff (a second), ahead of its
+ * schedule, which that attempt moves on a step, as it does the endpoint's run of failures.
  *
  * A batch stores for each attempt what recording it alone would: the attempt row, the delivery's
  * state (its attempt count read under the row's lock, so a redeliver during the attempt starts
