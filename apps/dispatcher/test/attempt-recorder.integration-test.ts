@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { sleep, waitUntil } from '@booking/test-kit';
 import pg from 'pg';
 import { createAttemptRecorder, type AttemptToRecord } from '../src/worker/attempt-recorder';
 
@@ -155,7 +156,7 @@ describe('the attempt recorder (group commit)', () => {
       // A batch that fails, rather than waits, fails the test with its own error.
       await Promise.race([untilWaitingOnLock(backend[0]!.pid), recorded]);
       // Held a while longer: the retry's time must count from the locks, not from when it began to wait.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await sleep(300);
       const committingAt = Date.now();
       await other.query('COMMIT');
 
@@ -211,14 +212,14 @@ describe('the attempt recorder (group commit)', () => {
 
 /** Waits (at most 10 s) until a session is blocked by a lock that session `holderPid` holds. */
 async function untilWaitingOnLock(holderPid: number): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    const { rows } = await pool.query<{ waiting: number }>(
-      `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`,
-      [holderPid],
-    );
-    if (rows[0]!.waiting > 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error('no session came to wait on the open batch');
+  await waitUntil(
+    async () => {
+      const { rows } = await pool.query<{ waiting: number }>(
+        `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`,
+        [holderPid],
+      );
+      return rows[0]!.waiting > 0;
+    },
+    { intervalMs: 20, what: 'a session to wait on the open batch' },
+  );
 }
