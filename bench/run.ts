@@ -8,21 +8,22 @@
  * processes, and their scaling over two pinned processes, directly and behind HAProxy; and the
  * relay's poll over relayed events awaiting VACUUM, bounded and not (this checkout). A row
  * whose ratio is to the baseline, the booking ceiling or the BullMQ + POST ceiling is measured in
- * rounds alternating with that ceiling's, for each checkout; the hold ceilings and the BullMQ
+ * rounds side by side with that ceiling and with the other checkout's same row, in an order that
+ * turns each round, so neither checkout always runs first; the hold ceilings and the BullMQ
  * no-op ceiling run once. Measured rows note where the CPU went. Prints the table and writes
  * bench/results/latest.json. Everything shares one machine, so only ratios taken in one run mean
  * anything; docs/testing.md describes each scenario.
  */
 import { createDeliveryQueue, queueConnection } from '@booking/webhook-queue';
-import { startApi } from './lib/api';
-import { prepareCatalogue } from './lib/catalogue';
+import { startApi, type CheckoutApi } from './lib/api';
+import { prepareCatalogue, type Target } from './lib/catalogue';
 import { CAN_PIN, runBench, stopAll, stopChild } from './lib/children';
 import { benchDatabase, checkouts, type Checkout } from './lib/checkout';
 import { databaseUrl, REDIS_URL } from './lib/env';
 import { CONNECTIONS, DURATION_SECONDS, PAIR_ROUNDS, WARMUP_SECONDS } from './lib/load';
-import { prepareOutbox, WEBHOOK_CONCURRENCY } from './lib/outbox';
+import { prepareOutbox, WEBHOOK_CONCURRENCY, type Outbox } from './lib/outbox';
 import { startReceiver, type Receiver } from './lib/receiver';
-import { printTable, writeJson, type Row } from './lib/report';
+import { noRows, printTable, writeJson, type CheckoutRows, type Row } from './lib/report';
 import { apiBookings } from './scenarios/bookings';
 import { apiHolds, holdCeilings } from './scenarios/holds';
 import { apiLoadBalancer } from './scenarios/load-balancer';
@@ -31,79 +32,113 @@ import { relayPollCost } from './scenarios/relay-poll';
 import { dispatcherBurst, noopCeiling } from './scenarios/webhooks';
 import { apiWidgetRead } from './scenarios/widget';
 
+/** The rows of the apps' scenarios, by checkout. */
 interface AppRows {
-  holds: Row[];
-  reads: Row[];
-  bookings: Row[];
-  dispatcher: Row[];
-  scale: Row[];
+  holds: CheckoutRows;
+  reads: CheckoutRows;
+  bookings: CheckoutRows;
+  dispatcher: CheckoutRows;
+  scale: CheckoutRows;
 }
 
 /** Scenarios that failed, by name and error: the run goes on without their rows, and says so. */
 const failures: { scenario: string; error: string }[] = [];
 
-async function attempt(scenario: string, run: () => Promise<Row[]>): Promise<Row[]> {
+async function attempt<T>(scenario: string, run: () => Promise<T>, none: T): Promise<T> {
   try {
     return await run();
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(`\n${scenario} FAILED: ${message}\n`);
     failures.push({ scenario, error: message.slice(0, 500) });
-    return [];
+    return none;
   }
 }
 
-/** Holds, the widget read, bookings and the API's scaling for one checkout; the booking ceiling runs in this checkout's database. */
-async function apiRuns(checkout: Checkout, rows: AppRows): Promise<void> {
-  const url = databaseUrl(benchDatabase(checkout, 'booking_bench'));
-  process.stderr.write(`\n[${checkout.label}] ${checkout.root}, database ${url}\n`);
-  const target = await prepareCatalogue(checkout, url);
+/**
+ * Holds, the widget read and bookings through one API of each checkout, side by side (each
+ * checkout booking on a catalogue in its own database); then each checkout's API scaling, in turn.
+ */
+async function apiRuns(list: Checkout[], rows: AppRows): Promise<void> {
+  const catalogues: Catalogue[] = [];
   try {
-    const api = await startApi(checkout, url);
-    try {
-      rows.holds.push(...(await attempt(`holds (${checkout.label})`, () => apiHolds(api, target))));
-      rows.reads.push(...(await attempt(`widget read (${checkout.label})`, () => apiWidgetRead(api, target))));
-      rows.bookings.push(...(await attempt(`bookings (${checkout.label})`, () => apiBookings(api, target, url))));
-    } finally {
-      await stopChild(api.child);
+    for (const checkout of list) {
+      const url = databaseUrl(benchDatabase(checkout, 'booking_bench'));
+      process.stderr.write(`\n[${checkout.label}] ${checkout.root}, database ${url}\n`);
+      catalogues.push({ checkout, databaseUrl: url, target: await prepareCatalogue(checkout, url) });
     }
-    rows.scale.push(...(await attempt(`API scale (${checkout.label})`, () => apiScale(checkout, url, target))));
-    rows.scale.push(
-      ...(await attempt(`load balancer (${checkout.label})`, () => apiLoadBalancer(checkout, url, target))),
-    );
+    await sideBySide(catalogues, rows);
+    for (const { checkout, databaseUrl: url, target } of catalogues) {
+      const { label } = checkout;
+      rows.scale[label].push(
+        ...(await attempt(`API scale (${label})`, () => apiScale(checkout, url, target), [])),
+        ...(await attempt(`load balancer (${label})`, () => apiLoadBalancer(checkout, url, target), [])),
+      );
+    }
   } finally {
-    await target.close();
+    for (const { target } of catalogues) await target.close();
   }
 }
 
-async function dispatcherRuns(checkout: Checkout, receiver: Receiver, rows: AppRows): Promise<void> {
-  const outbox = await prepareOutbox(
-    checkout,
-    databaseUrl(benchDatabase(checkout, 'booking_bench_webhooks')),
-    receiver,
-  );
-  process.stderr.write(`\n[${checkout.label}] dispatcher, database ${outbox.databaseUrl}\n`);
+/** A checkout's bench database, and the catalogue seeded in it. */
+interface Catalogue {
+  checkout: Checkout;
+  databaseUrl: string;
+  target: Target;
+}
+
+/** The scenarios run on one API of each checkout, all up at once and stopped when they are done. */
+async function sideBySide(catalogues: Catalogue[], rows: AppRows): Promise<void> {
+  const apps: CheckoutApi[] = [];
   try {
-    rows.dispatcher.push(...(await attempt(`dispatcher (${checkout.label})`, () => dispatcherBurst(outbox, receiver))));
-    rows.scale.push(
-      ...(await attempt(`dispatcher scale (${checkout.label})`, () => dispatcherScale(outbox, receiver))),
-    );
-    // This checkout's claim statement, bounded and not: the before checkout's may take no bound.
-    if (checkout.label === 'after') rows.dispatcher.push(...(await attempt('relay poll', () => relayPollCost(outbox))));
+    for (const { checkout, databaseUrl: url, target } of catalogues)
+      apps.push({ label: checkout.label, databaseUrl: url, target, api: await startApi(checkout, url) });
+    rows.holds = await attempt('holds', () => apiHolds(apps), noRows());
+    rows.reads = await attempt('widget read', () => apiWidgetRead(apps), noRows());
+    rows.bookings = await attempt('bookings', () => apiBookings(apps), noRows());
   } finally {
-    const connection = queueConnection(REDIS_URL);
-    const queue = createDeliveryQueue(connection, outbox.queuePrefix);
-    await queue.obliterate({ force: true }).catch(() => undefined);
-    await queue.close();
-    await connection.quit();
-    await outbox.db.$disconnect();
+    for (const app of apps) await stopChild(app.api.child);
   }
 }
 
-/** This checkout's rows, each carrying the same scenario's figures from the before checkout. */
-function merge(after: Row[], before: Row[] | undefined): Row[] {
+/**
+ * The burst through one dispatcher of each checkout, side by side; then each checkout's
+ * dispatcher scaling, in turn, and this checkout's relay poll.
+ */
+async function dispatcherRuns(list: Checkout[], receiver: Receiver, rows: AppRows): Promise<void> {
+  const outboxes: Outbox[] = [];
+  try {
+    for (const checkout of list) {
+      const url = databaseUrl(benchDatabase(checkout, 'booking_bench_webhooks'));
+      outboxes.push(await prepareOutbox(checkout, url, receiver));
+      process.stderr.write(`\n[${checkout.label}] dispatcher, database ${url}\n`);
+    }
+    rows.dispatcher = await attempt('dispatcher', () => dispatcherBurst(outboxes, receiver), noRows());
+    for (const outbox of outboxes) {
+      const { label } = outbox.checkout;
+      rows.scale[label].push(
+        ...(await attempt(`dispatcher scale (${label})`, () => dispatcherScale(outbox, receiver), [])),
+      );
+      // This checkout's claim statement, bounded and not: the before checkout's may take no bound.
+      if (label === 'after')
+        rows.dispatcher.after.push(...(await attempt('relay poll', () => relayPollCost(outbox), [])));
+    }
+  } finally {
+    for (const outbox of outboxes) {
+      const connection = queueConnection(REDIS_URL);
+      const queue = createDeliveryQueue(connection, outbox.queuePrefix);
+      await queue.obliterate({ force: true }).catch(() => undefined);
+      await queue.close();
+      await connection.quit();
+      await outbox.db.$disconnect();
+    }
+  }
+}
+
+/** The after checkout's rows, each carrying the same scenario's figures from the before checkout. */
+function merge({ after, before }: CheckoutRows): Row[] {
   return after.map((row) => {
-    const other = before?.find((r) => r.name === row.name);
+    const other = before.find((r) => r.name === row.name);
     return other
       ? { ...row, before: { value: other.value, p50: other.p50, p99: other.p99, rssMb: other.rssMb, note: other.note } }
       : row;
@@ -115,41 +150,44 @@ async function main(): Promise<void> {
   const list = await checkouts();
   const receiver = await startReceiver();
   try {
-    const byCheckout = new Map(
-      list.map((c) => [c.label, { holds: [], reads: [], bookings: [], dispatcher: [], scale: [] } as AppRows]),
-    );
-    const holdCeilingRows = await attempt('hold ceilings', holdCeilings);
-    for (const checkout of list) await apiRuns(checkout, byCheckout.get(checkout.label)!);
-    const webhookCeilingRows = await attempt('BullMQ no-op ceiling', noopCeiling);
-    for (const checkout of list) await dispatcherRuns(checkout, receiver, byCheckout.get(checkout.label)!);
+    const rows: AppRows = {
+      holds: noRows(),
+      reads: noRows(),
+      bookings: noRows(),
+      dispatcher: noRows(),
+      scale: noRows(),
+    };
+    const holdCeilingRows = await attempt('hold ceilings', holdCeilings, []);
+    await apiRuns(list, rows);
+    const webhookCeilingRows = await attempt('BullMQ no-op ceiling', noopCeiling, []);
+    await dispatcherRuns(list, receiver, rows);
 
-    const after = byCheckout.get('after')!;
-    const before = byCheckout.get('before');
-    const rows = [
+    const before = list.some((checkout) => checkout.label === 'before');
+    const table = [
       ...holdCeilingRows,
-      ...merge(after.holds, before?.holds),
-      ...merge(after.reads, before?.reads),
-      ...merge(after.bookings, before?.bookings),
+      ...merge(rows.holds),
+      ...merge(rows.reads),
+      ...merge(rows.bookings),
       ...webhookCeilingRows,
-      ...merge(after.dispatcher, before?.dispatcher),
-      ...merge(after.scale, before?.scale),
+      ...merge(rows.dispatcher),
+      ...merge(rows.scale),
     ];
     const seconds = Math.round((Date.now() - startedAt) / 1000);
     console.log('');
-    printTable(rows, [
+    printTable(table, [
       `Loopback, one run, ${seconds} s. HTTP: ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s, bookings 200 warm-up + 2000; WEBHOOK_CONCURRENCY ${WEBHOOK_CONCURRENCY}.`,
-      `Paired rows (a row against the baseline, a booking ceiling or the BullMQ + POST ceiling, and that ceiling's row; 1 against 2 APIs or dispatchers): one warm-up each, then ${PAIR_ROUNDS} alternating rounds of each (HTTP rounds 1/${PAIR_ROUNDS} of the measured time or amount; webhook rounds a whole burst).`,
+      `Side-by-side rows (a row against the baseline, a booking ceiling or the BullMQ + POST ceiling, with that ceiling's row and the before checkout's same row; 1 against 2 APIs or dispatchers; the hold cost rows): one warm-up each, then ${PAIR_ROUNDS} rounds in which each runs once, the order turned by one each round (HTTP rounds 1/${PAIR_ROUNDS} of the measured time or amount; webhook rounds a whole burst).`,
       'Notes give the cores busy and the CPU ms per request, delivery or job of each process group over the measured rounds.',
       'PostgreSQL, Redis, the load generator and every app share this machine: compare ratios within this run only.',
       SCALE_NOTE,
       ...(before
         ? [
-            "before = the same scenario on BENCH_BEFORE_ROOT's apps; its ratios against the baseline, a booking ceiling or the BullMQ + POST ceiling are against its own paired ceiling rounds, the others against this run's rows.",
+            "before = the same scenario on BENCH_BEFORE_ROOT's apps, measured in the same rounds as this checkout's and against the same ceiling rounds; the scale and load-balancer rows run for each checkout in turn, each against its own 1-process row.",
           ]
         : []),
     ]);
     for (const failure of failures) console.log(`FAILED: ${failure.scenario}: ${failure.error}`);
-    const file = writeJson(rows, {
+    const file = writeJson(table, {
       failures,
       seconds,
       connections: CONNECTIONS,

@@ -12,6 +12,17 @@ export interface Api {
   child: Child;
 }
 
+/** A checkout's API process, and the catalogue its requests name (in that checkout's database). */
+export interface CheckoutApi {
+  label: Checkout['label'];
+  databaseUrl: string;
+  api: Api;
+  target: Target;
+}
+
+/** How a checkout's side of a scenario is labelled in the bench's progress lines. */
+export const sideLabel = (name: string, app: { label: Checkout['label'] }) => `${name} [${app.label}]`;
+
 /**
  * The checkout's API process (its own `apps/api/src/main.ts`), production settings, limits off;
  * `env` on top (TRUST_PROXY behind a proxy).

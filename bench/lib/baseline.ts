@@ -1,7 +1,7 @@
 import { freePort } from '@booking/test-kit';
 import { spawnNode, stopChild, untilReady } from './children';
 import { ROOT } from './env';
-import { figures, measurePair, type Measured, type Run } from './load';
+import { figures, measureSideBySide, type Measured, type Side } from './load';
 import type { Row } from './report';
 
 /** Starts a ceiling server (a bench/ceilings script) and waits for `readyPath`. */
@@ -27,13 +27,13 @@ export async function withBaseline<T>(body: (url: string) => Promise<T>): Promis
 }
 
 /**
- * `name`'s run measured in rounds alternating with the baseline's: `name`'s figures, and the
- * baseline row to take its ratio against.
+ * `name`'s runs (one side per checkout) measured side by side with the baseline's: their figures,
+ * in the order of `sides`, and the baseline row their ratios are taken against.
  */
-export async function besideBaseline(baselineUrl: string, name: string, run: Run): Promise<[Row, Measured]> {
-  const [baseline, measured] = await measurePair(
+export async function besideBaseline(baselineUrl: string, name: string, sides: Side[]): Promise<[Row, Measured[]]> {
+  const [baseline, ...measured] = await measureSideBySide([
     { label: pairedBaseline(name), run: { urls: [baselineUrl], requests: [{ method: 'GET', path: '/' }] } },
-    { label: name, run },
-  );
-  return [{ name: pairedBaseline(name), unit: 'rps', ...figures(baseline) }, measured];
+    ...sides,
+  ]);
+  return [{ name: pairedBaseline(name), unit: 'rps', ...figures(baseline!) }, measured];
 }

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 
 /**
  * Where a run's CPU went, from /proc: seconds of CPU by process group, and how busy the machine's
@@ -25,10 +25,15 @@ interface Snapshot {
 /** Groups by process (pid and start time: a pid can be reused). */
 const groups = new Map<string, string>();
 
+/** The before checkout's root (BENCH_BEFORE_ROOT), as /proc shows a working directory. */
+const BEFORE_ROOT = process.env.BENCH_BEFORE_ROOT ? realpathSync(process.env.BENCH_BEFORE_ROOT) : undefined;
+
 /**
  * The group a process counts in: PostgreSQL and Redis by name, this process as "bench" (the load
  * generator and the webhook receiver), the apps and ceilings by the script they run
- * ("api", "dispatcher", "hold-server"...), everything else as "other".
+ * ("api", "dispatcher", "hold-server"...), everything else as "other". An app of the before
+ * checkout (started from its root) is "api (before)", "dispatcher (before)": both checkouts' apps
+ * are up while either is measured, and the idle one's CPU must not count as the measured one's.
  */
 function groupOf(pid: number, command: string, startTime: string): string {
   if (pid === process.pid) return 'bench';
@@ -38,13 +43,16 @@ function groupOf(pid: number, command: string, startTime: string): string {
   let group = groups.get(key);
   if (group === undefined) {
     let cmdline = '';
+    let cwd = '';
     try {
       cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      cwd = readlinkSync(`/proc/${pid}/cwd`);
     } catch {
       // gone
     }
     const script = /(?:apps\/(\w+)\/src\/main|bench\/ceilings\/([\w-]+))\.ts/.exec(cmdline);
     group = script ? (script[1] ?? script[2]!) : 'other';
+    if (script && cwd === BEFORE_ROOT) group += ' (before)';
     groups.set(key, group);
   }
   return group;

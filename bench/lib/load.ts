@@ -144,17 +144,17 @@ export async function measure(label: string, run: Run, warmup: Run = warmupOf(ru
   return measured;
 }
 
-/** Rounds of each side of a paired measurement. */
+/** Rounds of each side of a measurement taken side by side. */
 export const PAIR_ROUNDS = 3;
 
-/** One side of a paired measurement: its run, and its warm-up (default WARMUP_SECONDS of the run). */
-interface Side {
+/** One side of a measurement taken side by side: its run, and its warm-up (default WARMUP_SECONDS of the run). */
+export interface Side {
   label: string;
   run: Run;
   warmup?: Run;
 }
 
-/** Round `round` of a paired run: its share of the run's amount, or of its duration. */
+/** Round `round` of a run taken side by side: its share of the run's amount, or of its duration. */
 function slice(run: Run, round: number): Run {
   if (run.amount) {
     // Shares that add up to the amount (2,000 in 3 rounds: 666, 667, 667).
@@ -165,23 +165,34 @@ function slice(run: Run, round: number): Run {
 }
 
 /**
- * Two runs measured side by side, for a ratio of one to the other: this machine's throughput
- * drifts over minutes, so runs measured minutes apart compare badly. One warm-up each, then
- * PAIR_ROUNDS rounds of A then B, each round a slice of the run (its amount or duration divided
- * by the rounds), so a side measures as much as alone. Each side's figures merge its rounds:
- * its requests over the time of its rounds, p50/p99 over all its responses.
+ * The order the sides run in, in round `round`: turned by one each round (A B C, then B C A, then
+ * C A B), so that with as many rounds as sides each side runs once in each place. Whatever a place
+ * in the round favours (running first after a pause, running after a heavy side), no side has it
+ * every round.
  */
-export async function measurePair(a: Side, b: Side): Promise<[Measured, Measured]> {
-  const sides = [a, b];
-  process.stderr.write(`${a.label} | ${b.label}: warming up... `);
+export function roundOrder<T>(sides: T[], round: number): T[] {
+  const turn = round % sides.length;
+  return [...sides.slice(turn), ...sides.slice(0, turn)];
+}
+
+/**
+ * Runs measured side by side, for ratios of one to another: this machine's throughput drifts over
+ * minutes, so runs measured minutes apart compare badly. One warm-up each, then PAIR_ROUNDS
+ * rounds in which every side runs once (in roundOrder), each round a slice of the run (its amount
+ * or duration divided by the rounds), so a side measures as much as alone. Each side's figures
+ * merge its rounds: its requests over the time of its rounds, p50/p99 over all its responses.
+ * Returns them in the order of `sides`.
+ */
+export async function measureSideBySide(sides: Side[]): Promise<Measured[]> {
+  process.stderr.write(`${sides.map((side) => side.label).join(' | ')}: warming up... `);
   for (const side of sides) await cannon(side.warmup ?? warmupOf(side.run));
   process.stderr.write(`measuring ${PAIR_ROUNDS} rounds... `);
-  const samples: Sample[][] = sides.map(() => []);
+  const samples = new Map<Side, Sample[]>(sides.map((side) => [side, []]));
   for (let round = 0; round < PAIR_ROUNDS; round += 1)
-    for (const [i, side] of sides.entries()) samples[i]!.push(await sample(slice(side.run, round)));
-  const [ma, mb] = samples.map(summarise) as [Measured, Measured];
-  process.stderr.write(`${outcome(ma)} | ${outcome(mb)}\n`);
-  return [ma, mb];
+    for (const side of roundOrder(sides, round)) samples.get(side)!.push(await sample(slice(side.run, round)));
+  const measured = sides.map((side) => summarise(samples.get(side)!));
+  process.stderr.write(`${measured.map(outcome).join(' | ')}\n`);
+  return measured;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' };

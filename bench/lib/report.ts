@@ -2,6 +2,7 @@ import { execSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Checkout } from './checkout';
 import { ROOT } from './env';
 
 /** What a goal of issue 12 asks of a row: a ratio to its `against` row, or a p50 ceiling. */
@@ -27,6 +28,14 @@ export interface Row extends Figures {
   /** The same scenario run on BENCH_BEFORE_ROOT's apps. */
   before?: Figures;
 }
+
+/**
+ * A scenario's rows by checkout. A ceiling row measured side by side with both checkouts' rows is
+ * among `after`'s only: both sides' ratios are then taken against it.
+ */
+export type CheckoutRows = Record<Checkout['label'], Row[]>;
+
+export const noRows = (): CheckoutRows => ({ after: [], before: [] });
 
 function ratioOf(row: Row, rows: Row[], side: 'after' | 'before'): number {
   const base = rows.find((r) => r.name === row.against);

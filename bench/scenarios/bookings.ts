@@ -1,9 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { bookingBody, bookingRequests, prepareBookings, type Api } from '../lib/api';
+import { bookingBody, bookingRequests, prepareBookings, sideLabel, type CheckoutApi } from '../lib/api';
 import type { Target } from '../lib/catalogue';
 import { rssMb, stopChild } from '../lib/children';
-import { CONNECTIONS, figures, measurePair, PAIR_ROUNDS, posts, roundRobin, type Run } from '../lib/load';
-import type { Row } from '../lib/report';
+import {
+  CONNECTIONS,
+  figures,
+  measureSideBySide,
+  PAIR_ROUNDS,
+  posts,
+  roundRobin,
+  type Run,
+  type Side,
+} from '../lib/load';
+import { noRows, type CheckoutRows } from '../lib/report';
 import { startCeiling } from '../lib/baseline';
 import { MANY_SLOTS } from './holds';
 
@@ -16,40 +25,49 @@ const API_MANY = `booking via API, ${MANY_SLOTS} slots (each converts a fresh ho
 const API_HOT = 'booking via API, 1 hot slot (each converts a fresh hold)';
 
 /**
- * Bookings through the API on 200 slots and on one hot slot, each converting a hold placed
- * beforehand through the API, each measured in rounds alternating with the bare booking ceiling
- * on raw pg (in the same database, on slots of its own): the ceiling rows the API's ratios are
- * taken against.
+ * Bookings through each checkout's API on 200 slots and on one hot slot, each converting a hold
+ * placed beforehand through the API, measured side by side in rounds with the bare booking
+ * ceiling on raw pg: the ceiling rows every checkout's ratios are taken against. The ceiling runs
+ * in this checkout's database (its statement is this checkout's), on slots of its own.
  */
-export async function apiBookings(api: Api, target: Target, databaseUrl: string): Promise<Row[]> {
+export async function apiBookings(apps: CheckoutApi[]): Promise<CheckoutRows> {
+  const [after] = apps.filter((app) => app.label === 'after');
+  if (!after) throw new Error('the booking ceiling runs in the after checkout, which is missing');
   const ceiling = await startCeiling(
     'booking ceiling',
     'bench/ceilings/booking-server.ts',
-    { DATABASE_URL: databaseUrl },
+    { DATABASE_URL: after.databaseUrl },
     '/',
   );
-  const rows: Row[] = [];
+  const rows = noRows();
   try {
     for (const [name, ceilingName, count] of [
       [API_MANY, CEILING_MANY, MANY_SLOTS],
       [API_HOT, CEILING_HOT, 1],
     ] as const) {
-      const ceilingRun = await ceilingBookings(ceiling.url, target, count);
-      const apiRun = await apiBookingRun(api, target, name, count);
-      const [bare, m] = await measurePair(
+      const ceilingRun = await ceilingBookings(ceiling.url, after.target, count);
+      const sides: Side[] = [
         { label: ceilingName, run: { ...ceilingRun, amount: AMOUNT }, warmup: { ...ceilingRun, amount: WARMUP } },
-        { label: name, run: { ...apiRun, amount: AMOUNT }, warmup: { ...apiRun, amount: WARMUP } },
-      );
-      rows.push(
-        { name: ceilingName, unit: 'rps', ...figures(bare) },
-        {
+      ];
+      for (const app of apps) {
+        const apiRun = await apiBookingRun(app, sideLabel(name, app), count);
+        sides.push({
+          label: sideLabel(name, app),
+          run: { ...apiRun, amount: AMOUNT },
+          warmup: { ...apiRun, amount: WARMUP },
+        });
+      }
+      const [bare, ...measured] = await measureSideBySide(sides);
+      rows.after.push({ name: ceilingName, unit: 'rps', ...figures(bare!) });
+      apps.forEach((app, i) =>
+        rows[app.label].push({
           name,
           unit: 'rps',
           against: ceilingName,
           goal: { minRatio: 0.8 },
-          ...figures(m),
-          rssMb: { api: rssMb(api.child) },
-        },
+          ...figures(measured[i]!),
+          rssMb: { api: rssMb(app.api.child) },
+        }),
       );
     }
   } finally {
@@ -67,14 +85,14 @@ async function ceilingBookings(url: string, target: Target, count: number): Prom
   };
 }
 
-/** Bookings through the API on `count` fresh slots, converting holds placed now for the warm-up and every round. */
-async function apiBookingRun(api: Api, target: Target, name: string, count: number): Promise<Run> {
-  const slots = await target.makeSlots(count);
-  process.stderr.write(`${name}: placing ${WARMUP + AMOUNT} holds through the API... `);
+/** Bookings through a checkout's API on `count` fresh slots, converting holds placed now for the warm-up and every round. */
+async function apiBookingRun(app: CheckoutApi, label: string, count: number): Promise<Run> {
+  const slots = await app.target.makeSlots(count);
+  process.stderr.write(`${label}: placing ${WARMUP + AMOUNT} holds through the API... `);
   const started = Date.now();
   // Spares: autocannon may send a request or two past its amount per connection, in the warm-up
   // and in each round.
-  const bodies = await prepareBookings(api, target, slots, WARMUP + AMOUNT + (PAIR_ROUNDS + 1) * CONNECTIONS);
+  const bodies = await prepareBookings(app.api, app.target, slots, WARMUP + AMOUNT + (PAIR_ROUNDS + 1) * CONNECTIONS);
   process.stderr.write(`${((Date.now() - started) / 1000).toFixed(1)} s\n`);
-  return { urls: [api.url], requests: bookingRequests(bodies) };
+  return { urls: [app.api.url], requests: bookingRequests(bodies) };
 }

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { holdRequests, pileUpHolds, type Api } from '../lib/api';
-import type { Target } from '../lib/catalogue';
+import { holdRequests, pileUpHolds, sideLabel, type Api, type CheckoutApi } from '../lib/api';
 import { besideBaseline, startCeiling, withBaseline } from '../lib/baseline';
 import { rssMb, stopChild } from '../lib/children';
-import { figures, measurePair } from '../lib/load';
-import type { Row } from '../lib/report';
+import { figures, measureSideBySide, type Side } from '../lib/load';
+import { noRows, type CheckoutRows, type Row } from '../lib/report';
 
 export const MANY_SLOTS = 200;
 /** Live holds piled on the hot slot before it is measured (issue 12, goal 1). */
@@ -34,17 +33,21 @@ export async function holdCeilings(): Promise<Row[]> {
       const experienceId = randomUUID();
       const slots = Array.from({ length: MANY_SLOTS }, () => randomUUID());
       const run = (slotIds: string[]) => ({ urls: [ceiling.url], requests: holdRequests(experienceId, slotIds) });
-      const [baseline, many] = await besideBaseline(baselineUrl, HOLD_CEILING, run(slots));
-      const rows: Row[] = [baseline, { name: HOLD_CEILING, unit: 'rps', against: baseline.name, ...figures(many) }];
+      const [baseline, [many]] = await besideBaseline(baselineUrl, HOLD_CEILING, [
+        { label: HOLD_CEILING, run: run(slots) },
+      ]);
+      const rows: Row[] = [baseline, { name: HOLD_CEILING, unit: 'rps', against: baseline.name, ...figures(many!) }];
 
       const hot = randomUUID();
       const piled = await pileUpHolds(ceiling.url, experienceId, hot, HOT_PILE, PILE_TIME_LIMIT_MS);
-      const [hotBaseline, m] = await besideBaseline(baselineUrl, HOLD_CEILING_HOT, run([hot]));
+      const [hotBaseline, [m]] = await besideBaseline(baselineUrl, HOLD_CEILING_HOT, [
+        { label: HOLD_CEILING_HOT, run: run([hot]) },
+      ]);
       rows.push(hotBaseline, {
         name: HOLD_CEILING_HOT,
         unit: 'rps',
         against: hotBaseline.name,
-        ...figures(m, pileNote(piled, HOT_PILE)),
+        ...figures(m!, pileNote(piled, HOT_PILE)),
       });
       return rows;
     });
@@ -58,83 +61,113 @@ function pileNote(piled: number, wanted: number): string {
 }
 
 /**
- * Holds through one API process of a checkout: 200 slots and one hot slot after 10,000 live
- * holds, each beside the baseline; then one hold's cost on an empty slot and on one with 50,000
- * live holds.
+ * Holds through one API process of each checkout: 200 slots and one hot slot after 10,000 live
+ * holds, every checkout's side by side with the baseline; then one hold's cost on an empty slot
+ * and on one with 50,000 live holds, every checkout's side by side.
  */
-export async function apiHolds(api: Api, target: Target): Promise<Row[]> {
-  const rows = await withBaseline((baselineUrl) => apiHoldsBesideBaseline(api, target, baselineUrl));
-  rows.push(...(await apiHoldCost(api, target)));
+export async function apiHolds(apps: CheckoutApi[]): Promise<CheckoutRows> {
+  const rows = await withBaseline((baselineUrl) => apiHoldsBesideBaseline(apps, baselineUrl));
+  const cost = await apiHoldCost(apps);
+  for (const app of apps) rows[app.label].push(...cost[app.label]);
   return rows;
 }
 
 const apiRss = (api: Api) => ({ rssMb: { api: rssMb(api.child) } });
 
-/** The API's holds whose ratios are taken against the baseline, each measured beside it. */
-async function apiHoldsBesideBaseline(api: Api, target: Target, baselineUrl: string): Promise<Row[]> {
-  const run = (slots: string[]) => ({ urls: [api.url], requests: holdRequests(target.experienceId, slots) });
-  const [baseline, many] = await besideBaseline(baselineUrl, API_HOLDS, run(await target.makeSlots(MANY_SLOTS)));
-  const rows: Row[] = [
-    baseline,
-    {
+const holdRun = (app: CheckoutApi, slots: string[]) => ({
+  urls: [app.api.url],
+  requests: holdRequests(app.target.experienceId, slots),
+});
+
+/** The APIs' holds whose ratios are taken against the baseline, measured side by side with it. */
+async function apiHoldsBesideBaseline(apps: CheckoutApi[], baselineUrl: string): Promise<CheckoutRows> {
+  const rows = noRows();
+  const many: Side[] = [];
+  for (const app of apps)
+    many.push({ label: sideLabel(API_HOLDS, app), run: holdRun(app, await app.target.makeSlots(MANY_SLOTS)) });
+  const [baseline, measured] = await besideBaseline(baselineUrl, API_HOLDS, many);
+  rows.after.push(baseline);
+  apps.forEach((app, i) =>
+    rows[app.label].push({
       name: API_HOLDS,
       unit: 'rps',
       against: baseline.name,
       goal: { minRatio: 0.45 },
-      ...figures(many),
-      ...apiRss(api),
-    },
-  ];
+      ...figures(measured[i]!),
+      ...apiRss(app.api),
+    }),
+  );
 
-  const [hot] = await target.makeSlots(1);
-  process.stderr.write(`${API_HOLDS_HOT}: piling up... `);
-  const piledHot = await pileUpHolds(api.url, target.experienceId, hot!, HOT_PILE, PILE_TIME_LIMIT_MS);
-  process.stderr.write(`${piledHot}\n`);
-  const [hotBaseline, m] = await besideBaseline(baselineUrl, API_HOLDS_HOT, run([hot!]));
-  rows.push(hotBaseline, {
-    name: API_HOLDS_HOT,
-    unit: 'rps',
-    against: hotBaseline.name,
-    goal: { minRatio: 0.35 },
-    ...figures(m, pileNote(piledHot, HOT_PILE)),
-    ...apiRss(api),
-  });
+  const hot: { side: Side; piled: number }[] = [];
+  for (const app of apps) {
+    const [slot] = await app.target.makeSlots(1);
+    process.stderr.write(`${sideLabel(API_HOLDS_HOT, app)}: piling up... `);
+    const piled = await pileUpHolds(app.api.url, app.target.experienceId, slot!, HOT_PILE, PILE_TIME_LIMIT_MS);
+    process.stderr.write(`${piled}\n`);
+    hot.push({ side: { label: sideLabel(API_HOLDS_HOT, app), run: holdRun(app, [slot!]) }, piled });
+  }
+  const [hotBaseline, hotMeasured] = await besideBaseline(
+    baselineUrl,
+    API_HOLDS_HOT,
+    hot.map((h) => h.side),
+  );
+  rows.after.push(hotBaseline);
+  apps.forEach((app, i) =>
+    rows[app.label].push({
+      name: API_HOLDS_HOT,
+      unit: 'rps',
+      against: hotBaseline.name,
+      goal: { minRatio: 0.35 },
+      ...figures(hotMeasured[i]!, pileNote(hot[i]!.piled, HOT_PILE)),
+      ...apiRss(app.api),
+    }),
+  );
   return rows;
 }
 
 /**
- * One hold's cost on fresh slots and on one with 50,000 live holds, measured side by side in
- * rounds (3,000 holds each at 10 connections, so the deep slot's pile barely grows and the
- * fresh slots end with a few hundred each).
+ * One hold's cost on fresh slots and on one with 50,000 live holds, for every checkout, all
+ * measured side by side in rounds (3,000 holds each at 10 connections, so the deep slot's pile
+ * barely grows and the fresh slots end with a few hundred each).
  */
-async function apiHoldCost(api: Api, target: Target): Promise<Row[]> {
-  const [deep, warm] = await target.makeSlots(2);
-  const fresh = await target.makeSlots(FRESH_SLOTS);
-  process.stderr.write(`${API_HOLD_DEEP}: piling up... `);
-  const pileStarted = Date.now();
-  const piledDeep = await pileUpHolds(api.url, target.experienceId, deep!, DEEP_PILE, PILE_TIME_LIMIT_MS);
-  process.stderr.write(`${piledDeep} in ${((Date.now() - pileStarted) / 1000).toFixed(1)} s\n`);
-  const cost = (slots: string[]) => ({
-    urls: [api.url],
-    requests: holdRequests(target.experienceId, slots),
-    amount: COST_REQUESTS,
-    connections: COST_CONNECTIONS,
-  });
-  // The warm-ups go to a slot of their own, so the fresh slots are empty when measured.
-  const warmup = { ...cost([warm!]), amount: 300 };
-  const [onFresh, onDeep] = await measurePair(
-    { label: API_HOLD_EMPTY, run: cost(fresh), warmup },
-    { label: API_HOLD_DEEP, run: cost([deep!]), warmup },
+async function apiHoldCost(apps: CheckoutApi[]): Promise<CheckoutRows> {
+  const sides: Side[] = [];
+  const piles: number[] = [];
+  for (const app of apps) {
+    const { api, target } = app;
+    const [deep, warm] = await target.makeSlots(2);
+    const fresh = await target.makeSlots(FRESH_SLOTS);
+    process.stderr.write(`${sideLabel(API_HOLD_DEEP, app)}: piling up... `);
+    const pileStarted = Date.now();
+    const piled = await pileUpHolds(api.url, target.experienceId, deep!, DEEP_PILE, PILE_TIME_LIMIT_MS);
+    process.stderr.write(`${piled} in ${((Date.now() - pileStarted) / 1000).toFixed(1)} s\n`);
+    piles.push(piled);
+    const cost = (slots: string[]) => ({
+      ...holdRun(app, slots),
+      amount: COST_REQUESTS,
+      connections: COST_CONNECTIONS,
+    });
+    // The warm-ups go to a slot of their own, so the fresh slots are empty when measured.
+    const warmup = { ...cost([warm!]), amount: 300 };
+    sides.push(
+      { label: sideLabel(API_HOLD_EMPTY, app), run: cost(fresh), warmup },
+      { label: sideLabel(API_HOLD_DEEP, app), run: cost([deep!]), warmup },
+    );
+  }
+  const measured = await measureSideBySide(sides);
+  const rows = noRows();
+  apps.forEach((app, i) =>
+    rows[app.label].push(
+      { name: API_HOLD_EMPTY, unit: 'rps', ...figures(measured[2 * i]!), ...apiRss(app.api) },
+      {
+        name: API_HOLD_DEEP,
+        unit: 'rps',
+        against: API_HOLD_EMPTY,
+        goal: { minRatio: 0.9 },
+        ...figures(measured[2 * i + 1]!, pileNote(piles[i]!, DEEP_PILE)),
+        ...apiRss(app.api),
+      },
+    ),
   );
-  return [
-    { name: API_HOLD_EMPTY, unit: 'rps', ...figures(onFresh), ...apiRss(api) },
-    {
-      name: API_HOLD_DEEP,
-      unit: 'rps',
-      against: API_HOLD_EMPTY,
-      goal: { minRatio: 0.9 },
-      ...figures(onDeep, pileNote(piledDeep, DEEP_PILE)),
-      ...apiRss(api),
-    },
-  ];
+  return rows;
 }

@@ -2,7 +2,7 @@ import { holdRequests, startApi, type Api } from '../lib/api';
 import type { Target } from '../lib/catalogue';
 import { CAN_PIN, rssMb, stopChild, type Child } from '../lib/children';
 import type { Checkout } from '../lib/checkout';
-import { figures, measurePair, PAIR_ROUNDS } from '../lib/load';
+import { figures, measureSideBySide, PAIR_ROUNDS } from '../lib/load';
 import { startDispatcher, type Outbox } from '../lib/outbox';
 import type { Receiver } from '../lib/receiver';
 import type { Row } from '../lib/report';
@@ -25,19 +25,19 @@ export async function apiScale(checkout: Checkout, databaseUrl: string, target: 
   try {
     const slots = await target.makeSlots(MANY_SLOTS);
     apis.push(await startApi(checkout, databaseUrl, 0), await startApi(checkout, databaseUrl, 1));
-    // Side by side in rounds, the second API idle in the first's: see measurePair.
-    const [one, two] = await measurePair(
+    // Side by side in rounds, the second API idle in the first's: see measureSideBySide.
+    const [one, two] = await measureSideBySide([
       { label: API_ONE, run: { urls: [apis[0]!.url], requests: holdRequests(target.experienceId, slots) } },
       { label: API_TWO, run: { urls: apis.map((a) => a.url), requests: holdRequests(target.experienceId, slots) } },
-    );
+    ]);
     return [
-      { name: API_ONE, unit: 'rps', ...figures(one), rssMb: { api: rssMb(apis[0]!.child) } },
+      { name: API_ONE, unit: 'rps', ...figures(one!), rssMb: { api: rssMb(apis[0]!.child) } },
       {
         name: API_TWO,
         unit: 'rps',
         against: API_ONE,
         goal: { minRatio: 1.6 },
-        ...figures(two),
+        ...figures(two!),
         rssMb: { api1: rssMb(apis[0]!.child), api2: rssMb(apis[1]!.child) },
       },
     ];

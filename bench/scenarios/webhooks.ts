@@ -1,9 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createDeliveryQueue, enqueueDeliveries, queueConnection } from '@booking/webhook-queue';
-import { nextLine, rssMb, spawnNode, stopChild } from '../lib/children';
+import { nextLine, rssMb, spawnNode, stopChild, type Child } from '../lib/children';
 import { addCpu, describeCpu, measureCpu, type CpuUse } from '../lib/cpu';
 import { REDIS_URL, ROOT } from '../lib/env';
-import { PAIR_ROUNDS } from '../lib/load';
+import { PAIR_ROUNDS, roundOrder } from '../lib/load';
 import {
   awaitArrivals,
   awaitSettled,
@@ -15,7 +15,7 @@ import {
   type Outbox,
 } from '../lib/outbox';
 import type { Receiver } from '../lib/receiver';
-import type { Row } from '../lib/report';
+import { noRows, type CheckoutRows, type Row } from '../lib/report';
 
 const BURST_EVENTS = 3_000;
 const WARMUP_EVENTS = 300;
@@ -157,34 +157,44 @@ export async function mergeBursts(outbox: Outbox, receiver: Receiver, rounds: Bu
 }
 
 /**
- * The burst through one unpinned dispatcher process, in rounds alternating with the BullMQ + POST
- * ceiling (a worker process kept up beside it, the same receiver): one warm-up each, then
- * PAIR_ROUNDS rounds of a 3,000-job round of the ceiling and a 3,000-event burst. Unpaired, the
- * ratio swung by a third between runs of the same code.
+ * The burst through one unpinned dispatcher process of each checkout, in rounds side by side with
+ * the BullMQ + POST ceiling (a worker process kept up beside them, the same receiver): one
+ * warm-up each, then PAIR_ROUNDS rounds in which the ceiling takes a 3,000-job round and each
+ * dispatcher a 3,000-event burst, in roundOrder. Unpaired, the ratio swung by a third between
+ * runs of the same code. The ceiling row is shared: every checkout's ratio is taken against it.
  */
-export async function dispatcherBurst(outbox: Outbox, receiver: Receiver): Promise<Row[]> {
-  const dispatcher = await startDispatcher(outbox, `dispatcher (${outbox.checkout.label})`);
+export async function dispatcherBurst(outboxes: Outbox[], receiver: Receiver): Promise<CheckoutRows> {
+  const dispatchers: Child[] = [];
   let ceiling: CeilingWorker | undefined;
   try {
+    for (const outbox of outboxes)
+      dispatchers.push(await startDispatcher(outbox, `dispatcher (${outbox.checkout.label})`));
     ceiling = await startCeilingWorker(BURST_EVENTS, receiver.url);
     const worker = ceiling;
-    process.stderr.write(`${POST_CEILING} | ${BURST}: warming up... `);
+    process.stderr.write(
+      `${[POST_CEILING, ...outboxes.map((o) => `${BURST} [${o.checkout.label}]`)].join(' | ')}: warming up... `,
+    );
     await worker.round();
-    await warmUp(outbox, receiver);
+    for (const outbox of outboxes) await warmUp(outbox, receiver);
     process.stderr.write(`measuring ${PAIR_ROUNDS} rounds... `);
     const bare: { jobs: number; failed: number; seconds: number; cpu: CpuUse; connections: number }[] = [];
-    const bursts: BurstRound[] = [];
-    for (let round = 0; round < PAIR_ROUNDS; round += 1) {
+    const bursts = new Map<Outbox, BurstRound[]>(outboxes.map((outbox) => [outbox, []]));
+    const ceilingRound = async () => {
       const connectionsBefore = receiver.connections();
       const [timed, cpu] = await measureCpu(() => worker.round());
       bare.push({ ...timed, cpu, connections: receiver.connections() - connectionsBefore });
-      bursts.push(await oneBurst(outbox, receiver));
-    }
+    };
+    for (let round = 0; round < PAIR_ROUNDS; round += 1)
+      for (const side of roundOrder<Outbox | 'ceiling'>(['ceiling', ...outboxes], round)) {
+        if (side === 'ceiling') await ceilingRound();
+        else bursts.get(side)!.push(await oneBurst(side, receiver));
+      }
     const jobs = bare.reduce((sum, r) => sum + r.jobs, 0);
     const ceilingPerSecond = jobs / bare.reduce((sum, r) => sum + r.seconds, 0);
-    const result = await mergeBursts(outbox, receiver, bursts);
+    const results: Awaited<ReturnType<typeof mergeBursts>>[] = [];
+    for (const outbox of outboxes) results.push(await mergeBursts(outbox, receiver, bursts.get(outbox)!));
     process.stderr.write(
-      `${ceilingPerSecond.toFixed(0)} jobs/s | ${result.perSecond.toFixed(0)} deliveries/s, relay p50 ${result.relay[0].toFixed(0)} ms\n`,
+      `${[`${ceilingPerSecond.toFixed(0)} jobs/s`, ...results.map((r) => `${r.perSecond.toFixed(0)} deliveries/s, relay p50 ${r.relay[0].toFixed(0)} ms`)].join(' | ')}\n`,
     );
     const failed = bare.reduce((sum, r) => sum + r.failed, 0);
     const ceilingNote = [
@@ -194,23 +204,35 @@ export async function dispatcherBurst(outbox: Outbox, receiver: Receiver): Promi
     ]
       .filter(Boolean)
       .join('; ');
-    return [
-      { name: POST_CEILING, unit: 'per_s', value: ceilingPerSecond, p50: NaN, p99: NaN, note: ceilingNote },
-      {
-        name: BURST,
-        unit: 'per_s',
-        against: POST_CEILING,
-        goal: { minRatio: 0.6 },
-        value: result.perSecond,
-        p50: result.p50,
-        p99: result.p99,
-        rssMb: { dispatcher: rssMb(dispatcher) },
-        note: result.note,
-      },
-      { name: RELAY, unit: 'ms', goal: { maxP50Ms: 100 }, p50: result.relay[0], p99: result.relay[1] },
-    ];
+    const rows = noRows();
+    rows.after.push({
+      name: POST_CEILING,
+      unit: 'per_s',
+      value: ceilingPerSecond,
+      p50: NaN,
+      p99: NaN,
+      note: ceilingNote,
+    });
+    outboxes.forEach((outbox, i) => {
+      const result = results[i]!;
+      rows[outbox.checkout.label].push(
+        {
+          name: BURST,
+          unit: 'per_s',
+          against: POST_CEILING,
+          goal: { minRatio: 0.6 },
+          value: result.perSecond,
+          p50: result.p50,
+          p99: result.p99,
+          rssMb: { dispatcher: rssMb(dispatchers[i]!) },
+          note: result.note,
+        },
+        { name: RELAY, unit: 'ms', goal: { maxP50Ms: 100 }, p50: result.relay[0], p99: result.relay[1] },
+      );
+    });
+    return rows;
   } finally {
     await ceiling?.close();
-    await stopChild(dispatcher);
+    for (const dispatcher of dispatchers) await stopChild(dispatcher);
   }
 }
