@@ -55,6 +55,13 @@ async function attempt<T>(scenario: string, run: () => Promise<T>, none: T): Pro
   }
 }
 
+/** A checkout's bench database, and the catalogue seeded in it. */
+interface Catalogue {
+  checkout: Checkout;
+  databaseUrl: string;
+  target: Target;
+}
+
 /**
  * Holds, the widget read and bookings through one API of each checkout, side by side (each
  * checkout booking on a catalogue in its own database); then each checkout's API scaling, in turn.
@@ -76,26 +83,21 @@ async function apiRuns(list: Checkout[], rows: AppRows): Promise<void> {
       );
     }
   } finally {
-    for (const { target } of catalogues) await target.close();
+    await Promise.allSettled(catalogues.map(({ target }) => target.close()));
   }
-}
-
-/** A checkout's bench database, and the catalogue seeded in it. */
-interface Catalogue {
-  checkout: Checkout;
-  databaseUrl: string;
-  target: Target;
 }
 
 /** The scenarios run on one API of each checkout, all up at once and stopped when they are done. */
 async function sideBySide(catalogues: Catalogue[], rows: AppRows): Promise<void> {
   const apps: CheckoutApi[] = [];
+  // Every checkout's side runs in the same rounds: a failure of either ends the scenario for both.
+  const of = (scenario: string) => `${scenario} (${catalogues.map((c) => c.checkout.label).join(', ')})`;
   try {
     for (const { checkout, databaseUrl: url, target } of catalogues)
       apps.push({ label: checkout.label, databaseUrl: url, target, api: await startApi(checkout, url) });
-    rows.holds = await attempt('holds', () => apiHolds(apps), noRows());
-    rows.reads = await attempt('widget read', () => apiWidgetRead(apps), noRows());
-    rows.bookings = await attempt('bookings', () => apiBookings(apps), noRows());
+    rows.holds = await attempt(of('holds'), () => apiHolds(apps), noRows());
+    rows.reads = await attempt(of('widget read'), () => apiWidgetRead(apps), noRows());
+    rows.bookings = await attempt(of('bookings'), () => apiBookings(apps), noRows());
   } finally {
     for (const app of apps) await stopChild(app.api.child);
   }
@@ -113,7 +115,9 @@ async function dispatcherRuns(list: Checkout[], receiver: Receiver, rows: AppRow
       outboxes.push(await prepareOutbox(checkout, url, receiver));
       process.stderr.write(`\n[${checkout.label}] dispatcher, database ${url}\n`);
     }
-    rows.dispatcher = await attempt('dispatcher', () => dispatcherBurst(outboxes, receiver), noRows());
+    // As sideBySide's: a failure of either checkout's side ends the burst for both.
+    const labels = outboxes.map((outbox) => outbox.checkout.label).join(', ');
+    rows.dispatcher = await attempt(`dispatcher (${labels})`, () => dispatcherBurst(outboxes, receiver), noRows());
     for (const outbox of outboxes) {
       const { label } = outbox.checkout;
       rows.scale[label].push(
@@ -124,14 +128,20 @@ async function dispatcherRuns(list: Checkout[], receiver: Receiver, rows: AppRow
         rows.dispatcher.after.push(...(await attempt('relay poll', () => relayPollCost(outbox), [])));
     }
   } finally {
-    for (const outbox of outboxes) {
-      const connection = queueConnection(REDIS_URL);
-      const queue = createDeliveryQueue(connection, outbox.queuePrefix);
-      await queue.obliterate({ force: true }).catch(() => undefined);
-      await queue.close();
-      await connection.quit();
-      await outbox.db.$disconnect();
-    }
+    await Promise.allSettled(outboxes.map(removeOutbox));
+  }
+}
+
+/** Removes the outbox's queue and closes its connections. */
+async function removeOutbox(outbox: Outbox): Promise<void> {
+  const connection = queueConnection(REDIS_URL);
+  const queue = createDeliveryQueue(connection, outbox.queuePrefix);
+  try {
+    await queue.obliterate({ force: true }).catch(() => undefined);
+    await queue.close();
+    await connection.quit();
+  } finally {
+    await outbox.db.$disconnect();
   }
 }
 
@@ -176,7 +186,7 @@ async function main(): Promise<void> {
     console.log('');
     printTable(table, [
       `Loopback, one run, ${seconds} s. HTTP: ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s, bookings 200 warm-up + 2000; WEBHOOK_CONCURRENCY ${WEBHOOK_CONCURRENCY}.`,
-      `Side-by-side rows (a row against the baseline, a booking ceiling or the BullMQ + POST ceiling, with that ceiling's row and the before checkout's same row; 1 against 2 APIs or dispatchers; the hold cost rows): one warm-up each, then ${PAIR_ROUNDS} rounds in which each runs once, the order turned by one each round (HTTP rounds 1/${PAIR_ROUNDS} of the measured time or amount; webhook rounds a whole burst).`,
+      `Side-by-side rows (a row against the baseline, a booking ceiling or the BullMQ + POST ceiling, with that ceiling's row and the before checkout's same row; the hold cost rows of both checkouts; 1 against 2 APIs): one warm-up each, then ${PAIR_ROUNDS} rounds in which each runs once, the order turned by one each round (HTTP rounds 1/${PAIR_ROUNDS} of the measured time or amount; webhook rounds a whole burst). 1 against 2 dispatchers: ${PAIR_ROUNDS} rounds of 1 then 2.`,
       'Notes give the cores busy and the CPU ms per request, delivery or job of each process group over the measured rounds.',
       'PostgreSQL, Redis, the load generator and every app share this machine: compare ratios within this run only.',
       SCALE_NOTE,

@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './env';
 
@@ -37,7 +38,12 @@ export async function loadCheckout(label: Checkout['label'], root: string): Prom
 export async function checkouts(): Promise<Checkout[]> {
   const list = [await loadCheckout('after', ROOT)];
   const before = process.env.BENCH_BEFORE_ROOT;
-  if (before) list.push(await loadCheckout('before', path.resolve(before)));
+  if (before) {
+    // The two checkouts' processes are told apart by the root they run from (see cpu.ts).
+    if (realpathSync(before) === realpathSync(ROOT))
+      throw new Error('BENCH_BEFORE_ROOT is this checkout: give it a worktree of the commit to compare with');
+    list.push(await loadCheckout('before', path.resolve(before)));
+  }
   return list;
 }
 

@@ -25,8 +25,24 @@ interface Snapshot {
 /** Groups by process (pid and start time: a pid can be reused). */
 const groups = new Map<string, string>();
 
-/** The before checkout's root (BENCH_BEFORE_ROOT), as /proc shows a working directory. */
-const BEFORE_ROOT = process.env.BENCH_BEFORE_ROOT ? realpathSync(process.env.BENCH_BEFORE_ROOT) : undefined;
+let beforeRoot: string | null | undefined;
+
+/**
+ * The before checkout's root (BENCH_BEFORE_ROOT), as /proc shows a working directory; null
+ * without one. Read at the first app process met, not at import: benches that take no before
+ * checkout do not care what the variable holds.
+ */
+function beforeCheckoutRoot(): string | null {
+  if (beforeRoot === undefined) {
+    const root = process.env.BENCH_BEFORE_ROOT;
+    try {
+      beforeRoot = root ? realpathSync(root) : null;
+    } catch {
+      beforeRoot = null;
+    }
+  }
+  return beforeRoot;
+}
 
 /**
  * The group a process counts in: PostgreSQL and Redis by name, this process as "bench" (the load
@@ -52,7 +68,7 @@ function groupOf(pid: number, command: string, startTime: string): string {
     }
     const script = /(?:apps\/(\w+)\/src\/main|bench\/ceilings\/([\w-]+))\.ts/.exec(cmdline);
     group = script ? (script[1] ?? script[2]!) : 'other';
-    if (script && cwd === BEFORE_ROOT) group += ' (before)';
+    if (script && cwd === beforeCheckoutRoot()) group += ' (before)';
     groups.set(key, group);
   }
   return group;

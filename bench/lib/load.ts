@@ -40,7 +40,7 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-/** What one autocannon run saw, before figures are taken from it: rounds of a paired run are merged. */
+/** What one autocannon run saw, before figures are taken from it: the rounds of a side are merged. */
 interface Sample {
   latencies: number[];
   /** From the start to the last response. */
@@ -166,9 +166,10 @@ function slice(run: Run, round: number): Run {
 
 /**
  * The order the sides run in, in round `round`: turned by one each round (A B C, then B C A, then
- * C A B), so that with as many rounds as sides each side runs once in each place. Whatever a place
- * in the round favours (running first after a pause, running after a heavy side), no side has it
- * every round.
+ * C A B), so that no side runs first every round (a side alone in its place gains or loses
+ * whatever that place does: running first after a pause, say). With as many sides as rounds
+ * (a ceiling and two checkouts) each runs once in each place; with two sides the first runs first
+ * in two rounds of three. A side still follows the same one whenever it is not first.
  */
 export function roundOrder<T>(sides: T[], round: number): T[] {
   const turn = round % sides.length;
