@@ -1,8 +1,9 @@
 import { freePort } from '@booking/test-kit';
-import { spawnNode, stopChild, untilReady } from './children';
+import { sideLabel, type CheckoutApi } from './api';
+import { rssMb, spawnNode, stopChild, untilReady } from './children';
 import { ROOT } from './env';
-import { figures, measureSideBySide, type Measured, type Side } from './load';
-import type { Row } from './report';
+import { figures, measureSideBySide, type Measured, type Run, type Side } from './load';
+import { noRows, type CheckoutRows, type Goal, type Row } from './report';
 
 /** Starts a ceiling server (a bench/ceilings script) and waits for `readyPath`. */
 export async function startCeiling(name: string, script: string, env: Record<string, string>, readyPath: string) {
@@ -36,4 +37,42 @@ export async function besideBaseline(baselineUrl: string, name: string, sides: S
     ...sides,
   ]);
   return [{ name: pairedBaseline(name), unit: 'rps', ...figures(baseline!) }, measured];
+}
+
+/** A checkout's run of a scenario, and what its row notes besides the CPU. */
+interface AppSide {
+  app: CheckoutApi;
+  run: Run;
+  note?: string;
+}
+
+/**
+ * `name`'s runs through every checkout's API, measured side by side with the baseline: the
+ * baseline row (among after's: both checkouts' ratios are taken against it) and each checkout's
+ * row of `name`, with its API's RSS.
+ */
+export async function apisBesideBaseline(
+  baselineUrl: string,
+  name: string,
+  sides: AppSide[],
+  goal?: Goal,
+): Promise<CheckoutRows> {
+  const [baseline, measured] = await besideBaseline(
+    baselineUrl,
+    name,
+    sides.map(({ app, run }) => ({ label: sideLabel(name, app), run })),
+  );
+  const rows = noRows();
+  rows.after.push(baseline);
+  sides.forEach(({ app, note }, i) =>
+    rows[app.label].push({
+      name,
+      unit: 'rps',
+      against: baseline.name,
+      ...(goal ? { goal } : {}),
+      ...figures(measured[i]!, note ?? ''),
+      rssMb: { api: rssMb(app.api.child) },
+    }),
+  );
+  return rows;
 }

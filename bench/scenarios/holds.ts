@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { holdRequests, pileUpHolds, sideLabel, type Api, type CheckoutApi } from '../lib/api';
-import { besideBaseline, startCeiling, withBaseline } from '../lib/baseline';
+import { apisBesideBaseline, besideBaseline, startCeiling, withBaseline } from '../lib/baseline';
 import { rssMb, stopChild } from '../lib/children';
 import { figures, measureSideBySide, type Side } from '../lib/load';
 import { noRows, type CheckoutRows, type Row } from '../lib/report';
@@ -81,47 +81,20 @@ const holdRun = (app: CheckoutApi, slots: string[]) => ({
 
 /** The APIs' holds whose ratios are taken against the baseline, measured side by side with it. */
 async function apiHoldsBesideBaseline(apps: CheckoutApi[], baselineUrl: string): Promise<CheckoutRows> {
-  const rows = noRows();
-  const many: Side[] = [];
-  for (const app of apps)
-    many.push({ label: sideLabel(API_HOLDS, app), run: holdRun(app, await app.target.makeSlots(MANY_SLOTS)) });
-  const [baseline, measured] = await besideBaseline(baselineUrl, API_HOLDS, many);
-  rows.after.push(baseline);
-  apps.forEach((app, i) =>
-    rows[app.label].push({
-      name: API_HOLDS,
-      unit: 'rps',
-      against: baseline.name,
-      goal: { minRatio: 0.45 },
-      ...figures(measured[i]!),
-      ...apiRss(app.api),
-    }),
-  );
+  const many = [];
+  for (const app of apps) many.push({ app, run: holdRun(app, await app.target.makeSlots(MANY_SLOTS)) });
+  const rows = await apisBesideBaseline(baselineUrl, API_HOLDS, many, { minRatio: 0.45 });
 
-  const hot: { side: Side; piled: number }[] = [];
+  const hot = [];
   for (const app of apps) {
     const [slot] = await app.target.makeSlots(1);
     process.stderr.write(`${sideLabel(API_HOLDS_HOT, app)}: piling up... `);
     const piled = await pileUpHolds(app.api.url, app.target.experienceId, slot!, HOT_PILE, PILE_TIME_LIMIT_MS);
     process.stderr.write(`${piled}\n`);
-    hot.push({ side: { label: sideLabel(API_HOLDS_HOT, app), run: holdRun(app, [slot!]) }, piled });
+    hot.push({ app, run: holdRun(app, [slot!]), note: pileNote(piled, HOT_PILE) });
   }
-  const [hotBaseline, hotMeasured] = await besideBaseline(
-    baselineUrl,
-    API_HOLDS_HOT,
-    hot.map((h) => h.side),
-  );
-  rows.after.push(hotBaseline);
-  apps.forEach((app, i) =>
-    rows[app.label].push({
-      name: API_HOLDS_HOT,
-      unit: 'rps',
-      against: hotBaseline.name,
-      goal: { minRatio: 0.35 },
-      ...figures(hotMeasured[i]!, pileNote(hot[i]!.piled, HOT_PILE)),
-      ...apiRss(app.api),
-    }),
-  );
+  const hotRows = await apisBesideBaseline(baselineUrl, API_HOLDS_HOT, hot, { minRatio: 0.35 });
+  for (const label of ['after', 'before'] as const) rows[label].push(...hotRows[label]);
   return rows;
 }
 

@@ -1,8 +1,6 @@
-import { sideLabel, type CheckoutApi } from '../lib/api';
-import { besideBaseline, withBaseline } from '../lib/baseline';
-import { rssMb } from '../lib/children';
-import { figures } from '../lib/load';
-import { noRows, type CheckoutRows } from '../lib/report';
+import type { CheckoutApi } from '../lib/api';
+import { apisBesideBaseline, withBaseline } from '../lib/baseline';
+import type { CheckoutRows } from '../lib/report';
 
 const WIDGET_READ = 'widget read via API: one experience, its 6 slots of the next 14 days';
 
@@ -12,26 +10,14 @@ const WIDGET_READ = 'widget read via API: one experience, its 6 slots of the nex
  * of each checkout, side by side with the baseline.
  */
 export async function apiWidgetRead(apps: CheckoutApi[]): Promise<CheckoutRows> {
-  return withBaseline(async (baselineUrl) => {
-    const [baseline, reads] = await besideBaseline(
+  return withBaseline((baselineUrl) =>
+    apisBesideBaseline(
       baselineUrl,
       WIDGET_READ,
       apps.map((app) => ({
-        label: sideLabel(WIDGET_READ, app),
+        app,
         run: { urls: [app.api.url], requests: [{ method: 'GET', path: app.target.widgetPath }] },
       })),
-    );
-    const rows = noRows();
-    rows.after.push(baseline);
-    apps.forEach((app, i) =>
-      rows[app.label].push({
-        name: WIDGET_READ,
-        unit: 'rps',
-        against: baseline.name,
-        ...figures(reads[i]!),
-        rssMb: { api: rssMb(app.api.child) },
-      }),
-    );
-    return rows;
-  });
+    ),
+  );
 }
