@@ -83,7 +83,10 @@ async function apiRuns(list: Checkout[], rows: AppRows): Promise<void> {
       );
     }
   } finally {
-    await Promise.allSettled(catalogues.map(({ target }) => target.close()));
+    await settleAll(
+      'closing a catalogue',
+      catalogues.map(({ target }) => target.close()),
+    );
   }
 }
 
@@ -128,7 +131,7 @@ async function dispatcherRuns(list: Checkout[], receiver: Receiver, rows: AppRow
         rows.dispatcher.after.push(...(await attempt('relay poll', () => relayPollCost(outbox), [])));
     }
   } finally {
-    await Promise.allSettled(outboxes.map(removeOutbox));
+    await settleAll('removing an outbox', outboxes.map(removeOutbox));
   }
 }
 
@@ -139,10 +142,15 @@ async function removeOutbox(outbox: Outbox): Promise<void> {
   try {
     await queue.obliterate({ force: true }).catch(() => undefined);
     await queue.close();
-    await connection.quit();
   } finally {
-    await outbox.db.$disconnect();
+    await Promise.all([connection.quit(), outbox.db.$disconnect()]);
   }
+}
+
+/** Waits for every one of `work`, each checkout's, whatever the others do; says what failed. */
+async function settleAll(what: string, work: Promise<void>[]): Promise<void> {
+  for (const result of await Promise.allSettled(work))
+    if (result.status === 'rejected') process.stderr.write(`${what} failed: ${String(result.reason)}\n`);
 }
 
 /** The after checkout's rows, each carrying the same scenario's figures from the before checkout. */

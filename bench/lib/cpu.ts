@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { ROOT } from './env';
 
 /**
  * Where a run's CPU went, from /proc: seconds of CPU by process group, and how busy the machine's
@@ -29,8 +30,9 @@ let beforeRoot: string | null | undefined;
 
 /**
  * The before checkout's root (BENCH_BEFORE_ROOT), as /proc shows a working directory; null
- * without one. Read at the first app process met, not at import: benches that take no before
- * checkout do not care what the variable holds.
+ * without one, and when it names this checkout (whose processes are then all this checkout's).
+ * Read when the first app or ceiling process is met, not at import: a bench that takes no before
+ * checkout (bench:lb, bench:soak) must not fail on a path left in the variable.
  */
 function beforeCheckoutRoot(): string | null {
   if (beforeRoot === undefined) {
@@ -40,6 +42,7 @@ function beforeCheckoutRoot(): string | null {
     } catch {
       beforeRoot = null;
     }
+    if (beforeRoot === realpathSync(ROOT)) beforeRoot = null;
   }
   return beforeRoot;
 }
