@@ -1,6 +1,6 @@
 /**
  * `pnpm bench:lb`: the load-balancer scenario of `pnpm bench` on its own: holds and the widget
- * read through HAProxy in front of 1 API replica, then of 2, in one run (docs/testing.md).
+ * read through HAProxy in front of 1 API replica and of 2, side by side (docs/testing.md).
  * Prints its rows; bench/results/latest.json stays the full bench's.
  */
 import { prepareCatalogue } from './lib/catalogue';
@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   const url = databaseUrl(benchDatabase(checkout, 'booking_bench'));
   const target = await prepareCatalogue(checkout, url);
   try {
-    const rows = await apiLoadBalancer(checkout, url, target);
+    const rows = (await apiLoadBalancer([{ checkout, databaseUrl: url, target }])).after;
     console.log('');
     printTable(rows, [
       `Loopback, HAProxy (not pinned) in front of the API replicas. HTTP: ${CONNECTIONS} connections to the proxy, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s.`,

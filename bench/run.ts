@@ -16,14 +16,14 @@
  */
 import { createDeliveryQueue, queueConnection } from '@booking/webhook-queue';
 import { startApi, type CheckoutApi } from './lib/api';
-import { prepareCatalogue, type Target } from './lib/catalogue';
+import { prepareCatalogue, type Catalogue } from './lib/catalogue';
 import { CAN_PIN, runBench, stopAll, stopChild } from './lib/children';
 import { benchDatabase, checkouts, type Checkout } from './lib/checkout';
 import { databaseUrl, REDIS_URL } from './lib/env';
 import { CONNECTIONS, DURATION_SECONDS, PAIR_ROUNDS, WARMUP_SECONDS } from './lib/load';
 import { prepareOutbox, WEBHOOK_CONCURRENCY, type Outbox } from './lib/outbox';
 import { startReceiver, type Receiver } from './lib/receiver';
-import { noRows, printTable, writeJson, type CheckoutRows, type Row } from './lib/report';
+import { appendRows, noRows, printTable, writeJson, type CheckoutRows, type Row } from './lib/report';
 import { apiBookings } from './scenarios/bookings';
 import { apiHolds, holdCeilings } from './scenarios/holds';
 import { apiLoadBalancer } from './scenarios/load-balancer';
@@ -41,6 +41,12 @@ interface AppRows {
   scale: CheckoutRows;
 }
 
+/**
+ * A scenario's name in a failure, with the checkouts it ran for: every checkout's side runs in the
+ * same rounds, so a failure of either ends the scenario for both.
+ */
+const bothOf = (scenario: string, list: Checkout[]) => `${scenario} (${list.map((c) => c.label).join(', ')})`;
+
 /** Scenarios that failed, by name and error: the run goes on without their rows, and says so. */
 const failures: { scenario: string; error: string }[] = [];
 
@@ -55,16 +61,10 @@ async function attempt<T>(scenario: string, run: () => Promise<T>, none: T): Pro
   }
 }
 
-/** A checkout's bench database, and the catalogue seeded in it. */
-interface Catalogue {
-  checkout: Checkout;
-  databaseUrl: string;
-  target: Target;
-}
-
 /**
- * Holds, the widget read and bookings through one API of each checkout, side by side (each
- * checkout booking on a catalogue in its own database); then each checkout's API scaling, in turn.
+ * Holds, the widget read and bookings through one API of each checkout, then the API's scaling,
+ * directly and behind HAProxy: every checkout's rows side by side, each checkout booking on a
+ * catalogue in its own database.
  */
 async function apiRuns(list: Checkout[], rows: AppRows): Promise<void> {
   const catalogues: Catalogue[] = [];
@@ -75,13 +75,9 @@ async function apiRuns(list: Checkout[], rows: AppRows): Promise<void> {
       catalogues.push({ checkout, databaseUrl: url, target: await prepareCatalogue(checkout, url) });
     }
     await sideBySide(catalogues, rows);
-    for (const { checkout, databaseUrl: url, target } of catalogues) {
-      const { label } = checkout;
-      rows.scale[label].push(
-        ...(await attempt(`API scale (${label})`, () => apiScale(checkout, url, target), [])),
-        ...(await attempt(`load balancer (${label})`, () => apiLoadBalancer(checkout, url, target), [])),
-      );
-    }
+    const of = (scenario: string) => bothOf(scenario, list);
+    appendRows(rows.scale, await attempt(of('API scale'), () => apiScale(catalogues), noRows()));
+    appendRows(rows.scale, await attempt(of('load balancer'), () => apiLoadBalancer(catalogues), noRows()));
   } finally {
     await settleAll(
       'closing a catalogue',
@@ -93,8 +89,11 @@ async function apiRuns(list: Checkout[], rows: AppRows): Promise<void> {
 /** The scenarios run on one API of each checkout, all up at once and stopped when they are done. */
 async function sideBySide(catalogues: Catalogue[], rows: AppRows): Promise<void> {
   const apps: CheckoutApi[] = [];
-  // Every checkout's side runs in the same rounds: a failure of either ends the scenario for both.
-  const of = (scenario: string) => `${scenario} (${catalogues.map((c) => c.checkout.label).join(', ')})`;
+  const of = (scenario: string) =>
+    bothOf(
+      scenario,
+      catalogues.map((c) => c.checkout),
+    );
   try {
     for (const { checkout, databaseUrl: url, target } of catalogues)
       apps.push({ label: checkout.label, databaseUrl: url, target, api: await startApi(checkout, url) });
@@ -107,8 +106,8 @@ async function sideBySide(catalogues: Catalogue[], rows: AppRows): Promise<void>
 }
 
 /**
- * The burst through one dispatcher of each checkout, side by side; then each checkout's
- * dispatcher scaling, in turn, and this checkout's relay poll.
+ * The burst through one dispatcher of each checkout, side by side; then the dispatcher's scaling,
+ * every checkout's pair of rounds in turn within each round; then this checkout's relay poll.
  */
 async function dispatcherRuns(list: Checkout[], receiver: Receiver, rows: AppRows): Promise<void> {
   const outboxes: Outbox[] = [];
@@ -118,18 +117,12 @@ async function dispatcherRuns(list: Checkout[], receiver: Receiver, rows: AppRow
       outboxes.push(await prepareOutbox(checkout, url, receiver));
       process.stderr.write(`\n[${checkout.label}] dispatcher, database ${url}\n`);
     }
-    // As sideBySide's: a failure of either checkout's side ends the burst for both.
-    const labels = outboxes.map((outbox) => outbox.checkout.label).join(', ');
-    rows.dispatcher = await attempt(`dispatcher (${labels})`, () => dispatcherBurst(outboxes, receiver), noRows());
-    for (const outbox of outboxes) {
-      const { label } = outbox.checkout;
-      rows.scale[label].push(
-        ...(await attempt(`dispatcher scale (${label})`, () => dispatcherScale(outbox, receiver), [])),
-      );
-      // This checkout's claim statement, bounded and not: the before checkout's may take no bound.
-      if (label === 'after')
-        rows.dispatcher.after.push(...(await attempt('relay poll', () => relayPollCost(outbox), [])));
-    }
+    rows.dispatcher = await attempt(bothOf('dispatcher', list), () => dispatcherBurst(outboxes, receiver), noRows());
+    const scale = () => dispatcherScale(outboxes, receiver);
+    appendRows(rows.scale, await attempt(bothOf('dispatcher scale', list), scale, noRows()));
+    // This checkout's claim statement (checkouts() lists it first), bounded and not: the before
+    // checkout's may take no bound.
+    rows.dispatcher.after.push(...(await attempt('relay poll', () => relayPollCost(outboxes[0]!), [])));
   } finally {
     await settleAll('removing an outbox', outboxes.map(removeOutbox));
   }
@@ -194,13 +187,13 @@ async function main(): Promise<void> {
     console.log('');
     printTable(table, [
       `Loopback, one run, ${seconds} s. HTTP: ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s, bookings 200 warm-up + 2000; WEBHOOK_CONCURRENCY ${WEBHOOK_CONCURRENCY}.`,
-      `Side-by-side rows (a row against the baseline, a booking ceiling or the BullMQ + POST ceiling, with that ceiling's row and the before checkout's same row; the hold cost rows of both checkouts; 1 against 2 APIs): one warm-up each, then ${PAIR_ROUNDS} rounds in which each runs once, the order turned by one each round (HTTP rounds 1/${PAIR_ROUNDS} of the measured time or amount; webhook rounds a whole burst). 1 against 2 dispatchers: ${PAIR_ROUNDS} rounds of 1 then 2.`,
+      `Side-by-side rows (a row against the baseline, a booking ceiling or the BullMQ + POST ceiling, with that ceiling's row; the hold cost rows; 1 against 2 APIs, directly and behind HAProxy; each with the before checkout's same rows): one warm-up each, then ${PAIR_ROUNDS} rounds in which each runs once, the order turned by one each round (HTTP rounds 1/${PAIR_ROUNDS} of the measured time or amount; webhook rounds a whole burst). 1 against 2 dispatchers: ${PAIR_ROUNDS} rounds, each taking every checkout's 1 then 2, the checkouts' order turned.`,
       'Notes give the cores busy and the CPU ms per request, delivery or job of each process group over the measured rounds.',
       'PostgreSQL, Redis, the load generator and every app share this machine: compare ratios within this run only.',
       SCALE_NOTE,
       ...(before
         ? [
-            "before = the same scenario on BENCH_BEFORE_ROOT's apps, measured in the same rounds as this checkout's and against the same ceiling rounds; the scale and load-balancer rows run for each checkout in turn, each against its own 1-process row.",
+            "before = the same scenario on BENCH_BEFORE_ROOT's apps, measured in the same rounds as this checkout's: against the same ceiling rounds, or against its own 1-process or fresh-slot row.",
           ]
         : []),
     ]);

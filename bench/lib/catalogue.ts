@@ -17,6 +17,13 @@ export interface Target {
   close(): Promise<void>;
 }
 
+/** A checkout's bench database, and the catalogue seeded in it. */
+export interface Catalogue {
+  checkout: Checkout;
+  databaseUrl: string;
+  target: Target;
+}
+
 /**
  * Migrates the database (creating it if needed) with the checkout's own migrations and seeds a new
  * demo tenant. Slots are new on every run, so nothing an earlier run left in Redis counts.

@@ -37,6 +37,12 @@ export type CheckoutRows = Record<Checkout['label'], Row[]>;
 
 export const noRows = (): CheckoutRows => ({ after: [], before: [] });
 
+/** Adds `more`'s rows after `rows`', checkout by checkout. */
+export function appendRows(rows: CheckoutRows, more: CheckoutRows): void {
+  rows.after.push(...more.after);
+  rows.before.push(...more.before);
+}
+
 function ratioOf(row: Row, rows: Row[], side: 'after' | 'before'): number {
   const base = rows.find((r) => r.name === row.against);
   const mine = side === 'after' ? row.value : row.before?.value;

@@ -3,7 +3,7 @@ import { holdRequests, pileUpHolds, sideLabel, type Api, type CheckoutApi } from
 import { apisBesideBaseline, besideBaseline, startCeiling, withBaseline } from '../lib/baseline';
 import { rssMb, stopChild } from '../lib/children';
 import { figures, measureSideBySide, type Side } from '../lib/load';
-import { noRows, type CheckoutRows, type Row } from '../lib/report';
+import { appendRows, noRows, type CheckoutRows, type Row } from '../lib/report';
 
 export const MANY_SLOTS = 200;
 /** Live holds piled on the hot slot before it is measured (issue 12, goal 1). */
@@ -67,8 +67,7 @@ function pileNote(piled: number, wanted: number): string {
  */
 export async function apiHolds(apps: CheckoutApi[]): Promise<CheckoutRows> {
   const rows = await withBaseline((baselineUrl) => apiHoldsBesideBaseline(apps, baselineUrl));
-  const cost = await apiHoldCost(apps);
-  for (const app of apps) rows[app.label].push(...cost[app.label]);
+  appendRows(rows, await apiHoldCost(apps));
   return rows;
 }
 
@@ -93,8 +92,7 @@ async function apiHoldsBesideBaseline(apps: CheckoutApi[], baselineUrl: string):
     process.stderr.write(`${piled}\n`);
     hot.push({ app, run: holdRun(app, [slot!]), note: pileNote(piled, HOT_PILE) });
   }
-  const hotRows = await apisBesideBaseline(baselineUrl, API_HOLDS_HOT, hot, { minRatio: 0.35 });
-  for (const label of ['after', 'before'] as const) rows[label].push(...hotRows[label]);
+  appendRows(rows, await apisBesideBaseline(baselineUrl, API_HOLDS_HOT, hot, { minRatio: 0.35 }));
   return rows;
 }
 

@@ -1,11 +1,11 @@
-import { holdRequests, startApi, type Api } from '../lib/api';
-import type { Target } from '../lib/catalogue';
+import { holdRequests, sideLabel, startApi, type Api } from '../lib/api';
+import type { Catalogue } from '../lib/catalogue';
 import { CAN_PIN, rssMb, stopChild, type Child } from '../lib/children';
 import type { Checkout } from '../lib/checkout';
-import { figures, measureSideBySide, PAIR_ROUNDS } from '../lib/load';
+import { figures, measureSideBySide, PAIR_ROUNDS, roundOrder, type Side } from '../lib/load';
 import { startDispatcher, type Outbox } from '../lib/outbox';
 import type { Receiver } from '../lib/receiver';
-import type { Row } from '../lib/report';
+import { noRows, type CheckoutRows } from '../lib/report';
 import { MANY_SLOTS } from './holds';
 import { mergeBursts, oneBurst, warmUp, type BurstRound } from './webhooks';
 
@@ -19,85 +19,114 @@ export const SCALE_NOTE = CAN_PIN
   ? 'Scale runs pin each app process to its own core with taskset; PostgreSQL, Redis, the load generator and the receiver (this process) are not pinned and share both cores with them.'
   : 'taskset is not available: the scale runs are not pinned.';
 
-/** Holds over 200 slots through 1 API process on core 0, and through 2 on cores 0 and 1 (load split evenly), in rounds. */
-export async function apiScale(checkout: Checkout, databaseUrl: string, target: Target): Promise<Row[]> {
-  const apis: Api[] = [];
+/**
+ * Holds over 200 slots through 1 API process on core 0, and through 2 on cores 0 and 1 (load split
+ * evenly), every checkout's side by side in rounds (an API not measured in a round is idle).
+ */
+export async function apiScale(catalogues: Catalogue[]): Promise<CheckoutRows> {
+  const set: { checkout: Checkout; apis: Api[] }[] = [];
+  const sides: Side[] = [];
   try {
-    const slots = await target.makeSlots(MANY_SLOTS);
-    apis.push(await startApi(checkout, databaseUrl, 0), await startApi(checkout, databaseUrl, 1));
-    // Side by side in rounds, the second API idle in the first's: see measureSideBySide.
-    const [one, two] = await measureSideBySide([
-      { label: API_ONE, run: { urls: [apis[0]!.url], requests: holdRequests(target.experienceId, slots) } },
-      { label: API_TWO, run: { urls: apis.map((a) => a.url), requests: holdRequests(target.experienceId, slots) } },
-    ]);
-    return [
-      { name: API_ONE, unit: 'rps', ...figures(one!), rssMb: { api: rssMb(apis[0]!.child) } },
-      {
-        name: API_TWO,
-        unit: 'rps',
-        against: API_ONE,
-        goal: { minRatio: 1.6 },
-        ...figures(two!),
-        rssMb: { api1: rssMb(apis[0]!.child), api2: rssMb(apis[1]!.child) },
-      },
-    ];
+    for (const { checkout, databaseUrl, target } of catalogues) {
+      const slots = await target.makeSlots(MANY_SLOTS);
+      const apis: Api[] = [];
+      set.push({ checkout, apis });
+      for (const core of [0, 1]) apis.push(await startApi(checkout, databaseUrl, core));
+      const requests = holdRequests(target.experienceId, slots);
+      sides.push(
+        { label: sideLabel(API_ONE, checkout), run: { urls: [apis[0]!.url], requests } },
+        { label: sideLabel(API_TWO, checkout), run: { urls: apis.map((a) => a.url), requests } },
+      );
+    }
+    const measured = await measureSideBySide(sides);
+    const rows = noRows();
+    for (const [i, { checkout, apis }] of set.entries())
+      rows[checkout.label].push(
+        { name: API_ONE, unit: 'rps', ...figures(measured[2 * i]!), rssMb: { api: rssMb(apis[0]!.child) } },
+        {
+          name: API_TWO,
+          unit: 'rps',
+          against: API_ONE,
+          goal: { minRatio: 1.6 },
+          ...figures(measured[2 * i + 1]!),
+          rssMb: { api1: rssMb(apis[0]!.child), api2: rssMb(apis[1]!.child) },
+        },
+      );
+    return rows;
   } finally {
-    await Promise.all(apis.map((api) => stopChild(api.child)));
+    await Promise.all(set.flatMap(({ apis }) => apis.map((api) => stopChild(api.child))));
   }
+}
+
+/** One checkout's dispatcher scale run: its first dispatcher, kept up, and its rounds. */
+interface ScaleRun {
+  first: Child;
+  ones: BurstRound[];
+  twos: BurstRound[];
+  rssTwo: Record<string, number>;
 }
 
 /**
  * The burst through 1 dispatcher on core 0 and through 2 on cores 0 and 1, in rounds alternating
  * between the two: the second dispatcher is started (and warmed up) for each of its rounds and
- * stopped after it, so the 1-dispatcher rounds run alone. Each row notes where the machine's CPU
- * went, which says what limits the second one's gain on 2 cores.
+ * stopped after it, so the 1-dispatcher rounds run alone. Each round takes every checkout's pair
+ * in turn, in roundOrder (a checkout's first dispatcher is idle in the other's). Each row notes
+ * where the machine's CPU went, which says what limits the second one's gain on 2 cores.
  */
-export async function dispatcherScale(outbox: Outbox, receiver: Receiver): Promise<Row[]> {
-  const label = outbox.checkout.label;
-  const first = await startDispatcher(outbox, `dispatcher (${label}, core 0)`, 0);
+export async function dispatcherScale(outboxes: Outbox[], receiver: Receiver): Promise<CheckoutRows> {
+  const runs = new Map<Outbox, ScaleRun>();
   let second: Child | undefined;
   try {
-    process.stderr.write(`${DISPATCHER_ONE} | ${DISPATCHER_TWO}: warming up... `);
-    await warmUp(outbox, receiver);
-    process.stderr.write(`measuring ${PAIR_ROUNDS} rounds... `);
-    const ones: BurstRound[] = [];
-    const twos: BurstRound[] = [];
-    let rssTwo: Record<string, number> = {};
-    for (let round = 0; round < PAIR_ROUNDS; round += 1) {
-      ones.push(await oneBurst(outbox, receiver));
-      second = await startDispatcher(outbox, `dispatcher (${label}, core 1)`, 1);
-      await warmUp(outbox, receiver);
-      twos.push(await oneBurst(outbox, receiver));
-      rssTwo = { dispatcher1: rssMb(first), dispatcher2: rssMb(second) };
-      await stopChild(second);
-      second = undefined;
+    for (const outbox of outboxes) {
+      const first = await startDispatcher(outbox, `dispatcher (${outbox.checkout.label}, core 0)`, 0);
+      runs.set(outbox, { first, ones: [], twos: [], rssTwo: {} });
     }
-    const [one, two] = [await mergeBursts(outbox, receiver, ones), await mergeBursts(outbox, receiver, twos)];
-    process.stderr.write(`${one.perSecond.toFixed(0)} | ${two.perSecond.toFixed(0)} deliveries/s\n`);
-    return [
-      {
-        name: DISPATCHER_ONE,
-        unit: 'per_s',
-        value: one.perSecond,
-        p50: one.p50,
-        p99: one.p99,
-        rssMb: { dispatcher: rssMb(first) },
-        note: one.note,
-      },
-      {
-        name: DISPATCHER_TWO,
-        unit: 'per_s',
-        against: DISPATCHER_ONE,
-        goal: { minRatio: 1.6 },
-        value: two.perSecond,
-        p50: two.p50,
-        p99: two.p99,
-        rssMb: rssTwo,
-        note: two.note,
-      },
-    ];
+    const labels = outboxes.map((outbox) => outbox.checkout.label).join(', ');
+    process.stderr.write(`${DISPATCHER_ONE} | ${DISPATCHER_TWO} [${labels}]: warming up... `);
+    for (const outbox of outboxes) await warmUp(outbox, receiver);
+    process.stderr.write(`measuring ${PAIR_ROUNDS} rounds... `);
+    for (let round = 0; round < PAIR_ROUNDS; round += 1)
+      for (const outbox of roundOrder(outboxes, round)) {
+        const run = runs.get(outbox)!;
+        run.ones.push(await oneBurst(outbox, receiver));
+        second = await startDispatcher(outbox, `dispatcher (${outbox.checkout.label}, core 1)`, 1);
+        await warmUp(outbox, receiver);
+        run.twos.push(await oneBurst(outbox, receiver));
+        run.rssTwo = { dispatcher1: rssMb(run.first), dispatcher2: rssMb(second) };
+        await stopChild(second);
+        second = undefined;
+      }
+    const rows = noRows();
+    for (const [outbox, run] of runs) {
+      const [one, two] = [await mergeBursts(outbox, receiver, run.ones), await mergeBursts(outbox, receiver, run.twos)];
+      process.stderr.write(`${one.perSecond.toFixed(0)} | ${two.perSecond.toFixed(0)} deliveries/s `);
+      rows[outbox.checkout.label].push(
+        {
+          name: DISPATCHER_ONE,
+          unit: 'per_s',
+          value: one.perSecond,
+          p50: one.p50,
+          p99: one.p99,
+          rssMb: { dispatcher: rssMb(run.first) },
+          note: one.note,
+        },
+        {
+          name: DISPATCHER_TWO,
+          unit: 'per_s',
+          against: DISPATCHER_ONE,
+          goal: { minRatio: 1.6 },
+          value: two.perSecond,
+          p50: two.p50,
+          p99: two.p99,
+          rssMb: run.rssTwo,
+          note: two.note,
+        },
+      );
+    }
+    process.stderr.write('\n');
+    return rows;
   } finally {
     if (second) await stopChild(second);
-    await stopChild(first);
+    for (const { first } of runs.values()) await stopChild(first);
   }
 }
