@@ -20,7 +20,7 @@ import { prepareCatalogue, type Catalogue } from './lib/catalogue';
 import { CAN_PIN, runBench, stopAll, stopChild } from './lib/children';
 import { benchDatabase, checkouts, type Checkout } from './lib/checkout';
 import { databaseUrl, REDIS_URL } from './lib/env';
-import { CONNECTIONS, DURATION_SECONDS, PAIR_ROUNDS, WARMUP_SECONDS } from './lib/load';
+import { CONNECTIONS, DURATION_SECONDS, ROUNDS, WARMUP_SECONDS } from './lib/load';
 import { prepareOutbox, WEBHOOK_CONCURRENCY, type Outbox } from './lib/outbox';
 import { startReceiver, type Receiver } from './lib/receiver';
 import { appendRows, noRows, printTable, writeJson, type CheckoutRows, type Row } from './lib/report';
@@ -187,7 +187,7 @@ async function main(): Promise<void> {
     console.log('');
     printTable(table, [
       `Loopback, one run, ${seconds} s. HTTP: ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s, bookings 200 warm-up + 2000; WEBHOOK_CONCURRENCY ${WEBHOOK_CONCURRENCY}.`,
-      `Side-by-side rows (a row against the baseline, a booking ceiling or the BullMQ + POST ceiling, with that ceiling's row; the hold cost rows; 1 against 2 APIs, directly and behind HAProxy; each with the before checkout's same rows): one warm-up each, then ${PAIR_ROUNDS} rounds in which each runs once, the order turned by one each round (HTTP rounds 1/${PAIR_ROUNDS} of the measured time or amount; webhook rounds a whole burst). 1 against 2 dispatchers: ${PAIR_ROUNDS} rounds, each taking every checkout's 1 then 2, the checkouts' order turned.`,
+      `Side-by-side rows (a row against the baseline, a booking ceiling or the BullMQ + POST ceiling, with that ceiling's row; the hold cost rows; 1 against 2 APIs, directly and behind HAProxy; each with the before checkout's same rows): one warm-up each, then ${ROUNDS} rounds (or one per side, when more) in which each runs once, the order turned by one each round (HTTP rounds a share of the measured time or amount; webhook rounds a whole burst). 1 against 2 dispatchers: ${ROUNDS} rounds, each taking every checkout's 1 then 2, the checkouts' order turned.`,
       'Notes give the cores busy and the CPU ms per request, delivery or job of each process group over the measured rounds.',
       'PostgreSQL, Redis, the load generator and every app share this machine: compare ratios within this run only.',
       SCALE_NOTE,

@@ -144,8 +144,11 @@ export async function measure(label: string, run: Run, warmup: Run = warmupOf(ru
   return measured;
 }
 
-/** Rounds of each side of a measurement taken side by side. */
-export const PAIR_ROUNDS = 3;
+/** Rounds of a measurement taken side by side: at least these, and one per side past them (see roundsFor). */
+export const ROUNDS = 3;
+
+/** Rounds for `sides` sides: one each can run first in (a Latin square), and never fewer than ROUNDS. */
+export const roundsFor = (sides: number) => Math.max(ROUNDS, sides);
 
 /** One side of a measurement taken side by side: its run, and its warm-up (default WARMUP_SECONDS of the run). */
 export interface Side {
@@ -154,22 +157,22 @@ export interface Side {
   warmup?: Run;
 }
 
-/** Round `round` of a run taken side by side: its share of the run's amount, or of its duration. */
-function slice(run: Run, round: number): Run {
+/** Round `round` of `rounds` of a run taken side by side: its share of the run's amount, or of its duration. */
+function slice(run: Run, round: number, rounds: number): Run {
   if (run.amount) {
     // Shares that add up to the amount (2,000 in 3 rounds: 666, 667, 667).
-    const upTo = (r: number) => Math.floor((run.amount! * r) / PAIR_ROUNDS);
+    const upTo = (r: number) => Math.floor((run.amount! * r) / rounds);
     return { ...run, amount: upTo(round + 1) - upTo(round) };
   }
-  return { ...run, duration: (run.duration ?? DURATION_SECONDS) / PAIR_ROUNDS };
+  return { ...run, duration: (run.duration ?? DURATION_SECONDS) / rounds };
 }
 
 /**
  * The order the sides run in, in round `round`: turned by one each round (A B C, then B C A, then
  * C A B), so that no side runs first every round (a side alone in its place gains or loses
- * whatever that place does: running first after a pause, say). With as many sides as rounds
- * (a ceiling and two checkouts) each runs once in each place; with two sides the first runs first
- * in two rounds of three. A side still follows the same one whenever it is not first.
+ * whatever that place does: running first after a pause, say). Over roundsFor(sides) rounds each
+ * of three or more sides runs once in each place; of two, the first runs first in two rounds of
+ * three. A side still follows the same one whenever it is not first.
  */
 export function roundOrder<T>(sides: T[], round: number): T[] {
   const turn = round % sides.length;
@@ -178,7 +181,7 @@ export function roundOrder<T>(sides: T[], round: number): T[] {
 
 /**
  * Runs measured side by side, for ratios of one to another: this machine's throughput drifts over
- * minutes, so runs measured minutes apart compare badly. One warm-up each, then PAIR_ROUNDS
+ * minutes, so runs measured minutes apart compare badly. One warm-up each, then roundsFor(sides)
  * rounds in which every side runs once (in roundOrder), each round a slice of the run (its amount
  * or duration divided by the rounds), so a side measures as much as alone. Each side's figures
  * merge its rounds: its requests over the time of its rounds, p50/p99 over all its responses.
@@ -187,10 +190,11 @@ export function roundOrder<T>(sides: T[], round: number): T[] {
 export async function measureSideBySide(sides: Side[]): Promise<Measured[]> {
   process.stderr.write(`${sides.map((side) => side.label).join(' | ')}: warming up... `);
   for (const side of sides) await cannon(side.warmup ?? warmupOf(side.run));
-  process.stderr.write(`measuring ${PAIR_ROUNDS} rounds... `);
+  const rounds = roundsFor(sides.length);
+  process.stderr.write(`measuring ${rounds} rounds... `);
   const samples = new Map<Side, Sample[]>(sides.map((side) => [side, []]));
-  for (let round = 0; round < PAIR_ROUNDS; round += 1)
-    for (const side of roundOrder(sides, round)) samples.get(side)!.push(await sample(slice(side.run, round)));
+  for (let round = 0; round < rounds; round += 1)
+    for (const side of roundOrder(sides, round)) samples.get(side)!.push(await sample(slice(side.run, round, rounds)));
   const measured = sides.map((side) => summarise(samples.get(side)!));
   process.stderr.write(`${measured.map(outcome).join(' | ')}\n`);
   return measured;

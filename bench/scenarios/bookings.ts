@@ -6,7 +6,7 @@ import {
   CONNECTIONS,
   figures,
   measureSideBySide,
-  PAIR_ROUNDS,
+  roundsFor,
   posts,
   roundRobin,
   type Run,
@@ -50,7 +50,7 @@ export async function apiBookings(apps: CheckoutApi[]): Promise<CheckoutRows> {
         { label: ceilingName, run: { ...ceilingRun, amount: AMOUNT }, warmup: { ...ceilingRun, amount: WARMUP } },
       ];
       for (const app of apps) {
-        const apiRun = await apiBookingRun(app, sideLabel(name, app), count);
+        const apiRun = await apiBookingRun(app, sideLabel(name, app), count, roundsFor(1 + apps.length));
         sides.push({
           label: sideLabel(name, app),
           run: { ...apiRun, amount: AMOUNT },
@@ -86,13 +86,13 @@ async function ceilingBookings(url: string, target: Target, count: number): Prom
 }
 
 /** Bookings through a checkout's API on `count` fresh slots, converting holds placed now for the warm-up and every round. */
-async function apiBookingRun(app: CheckoutApi, label: string, count: number): Promise<Run> {
+async function apiBookingRun(app: CheckoutApi, label: string, count: number, rounds: number): Promise<Run> {
   const slots = await app.target.makeSlots(count);
   process.stderr.write(`${label}: placing ${WARMUP + AMOUNT} holds through the API... `);
   const started = Date.now();
   // Spares: autocannon may send a request or two past its amount per connection, in the warm-up
   // and in each round.
-  const bodies = await prepareBookings(app.api, app.target, slots, WARMUP + AMOUNT + (PAIR_ROUNDS + 1) * CONNECTIONS);
+  const bodies = await prepareBookings(app.api, app.target, slots, WARMUP + AMOUNT + (rounds + 1) * CONNECTIONS);
   process.stderr.write(`${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   return { urls: [app.api.url], requests: bookingRequests(bodies) };
 }

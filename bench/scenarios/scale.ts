@@ -2,7 +2,7 @@ import { holdRequests, sideLabel, startApi, type Api } from '../lib/api';
 import type { Catalogue } from '../lib/catalogue';
 import { CAN_PIN, rssMb, stopChild, type Child } from '../lib/children';
 import type { Checkout } from '../lib/checkout';
-import { figures, measureSideBySide, PAIR_ROUNDS, roundOrder, type Side } from '../lib/load';
+import { figures, measureSideBySide, ROUNDS, roundOrder, type Side } from '../lib/load';
 import { startDispatcher, type Outbox } from '../lib/outbox';
 import type { Receiver } from '../lib/receiver';
 import { noRows, type CheckoutRows } from '../lib/report';
@@ -16,12 +16,12 @@ const DISPATCHER_TWO = 'scale: burst via 2 dispatchers pinned to cores 0 and 1';
 
 /** What shares a core in the scale runs, for the output. */
 export const SCALE_NOTE = CAN_PIN
-  ? 'Scale runs pin each app process to its own core with taskset; PostgreSQL, Redis, the load generator and the receiver (this process) are not pinned and share both cores with them.'
+  ? "Scale runs pin each app process to its own core with taskset (a before checkout's to the same cores, idle while this checkout's run, and the other way round); PostgreSQL, Redis, the load generator and the receiver (this process) are not pinned and share both cores with them."
   : 'taskset is not available: the scale runs are not pinned.';
 
 /**
  * Holds over 200 slots through 1 API process on core 0, and through 2 on cores 0 and 1 (load split
- * evenly), every checkout's side by side in rounds (an API not measured in a round is idle).
+ * evenly), every checkout's side by side in rounds (an API is idle while another side runs).
  */
 export async function apiScale(catalogues: Catalogue[]): Promise<CheckoutRows> {
   const set: { checkout: Checkout; apis: Api[] }[] = [];
@@ -68,9 +68,10 @@ interface ScaleRun {
 
 /**
  * The burst through 1 dispatcher on core 0 and through 2 on cores 0 and 1, in rounds alternating
- * between the two: the second dispatcher is started (and warmed up) for each of its rounds and
- * stopped after it, so the 1-dispatcher rounds run alone. Each round takes every checkout's pair
- * in turn, in roundOrder (a checkout's first dispatcher is idle in the other's). Each row notes
+ * between the two: the second dispatcher is started for each of its rounds and stopped after it,
+ * so the 1-dispatcher rounds run alone. Each round takes every checkout's pair in turn, in
+ * roundOrder; a checkout's first dispatcher is idle while the other's pair runs, longer than an
+ * idle socket to the receiver is kept, so every burst follows a warm-up of its own. Each row notes
  * where the machine's CPU went, which says what limits the second one's gain on 2 cores.
  */
 export async function dispatcherScale(outboxes: Outbox[], receiver: Receiver): Promise<CheckoutRows> {
@@ -82,12 +83,11 @@ export async function dispatcherScale(outboxes: Outbox[], receiver: Receiver): P
       runs.set(outbox, { first, ones: [], twos: [], rssTwo: {} });
     }
     const labels = outboxes.map((outbox) => outbox.checkout.label).join(', ');
-    process.stderr.write(`${DISPATCHER_ONE} | ${DISPATCHER_TWO} [${labels}]: warming up... `);
-    for (const outbox of outboxes) await warmUp(outbox, receiver);
-    process.stderr.write(`measuring ${PAIR_ROUNDS} rounds... `);
-    for (let round = 0; round < PAIR_ROUNDS; round += 1)
+    process.stderr.write(`${DISPATCHER_ONE} | ${DISPATCHER_TWO} [${labels}]: measuring ${ROUNDS} rounds... `);
+    for (let round = 0; round < ROUNDS; round += 1)
       for (const outbox of roundOrder(outboxes, round)) {
         const run = runs.get(outbox)!;
+        await warmUp(outbox, receiver);
         run.ones.push(await oneBurst(outbox, receiver));
         second = await startDispatcher(outbox, `dispatcher (${outbox.checkout.label}, core 1)`, 1);
         await warmUp(outbox, receiver);
@@ -99,7 +99,9 @@ export async function dispatcherScale(outboxes: Outbox[], receiver: Receiver): P
     const rows = noRows();
     for (const [outbox, run] of runs) {
       const [one, two] = [await mergeBursts(outbox, receiver, run.ones), await mergeBursts(outbox, receiver, run.twos)];
-      process.stderr.write(`${one.perSecond.toFixed(0)} | ${two.perSecond.toFixed(0)} deliveries/s `);
+      process.stderr.write(
+        `[${outbox.checkout.label}] ${one.perSecond.toFixed(0)} | ${two.perSecond.toFixed(0)} deliveries/s `,
+      );
       rows[outbox.checkout.label].push(
         {
           name: DISPATCHER_ONE,

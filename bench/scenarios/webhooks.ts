@@ -3,7 +3,7 @@ import { createDeliveryQueue, enqueueDeliveries, queueConnection } from '@bookin
 import { nextLine, rssMb, spawnNode, stopChild, type Child } from '../lib/children';
 import { addCpu, describeCpu, measureCpu, type CpuUse } from '../lib/cpu';
 import { REDIS_URL, ROOT } from '../lib/env';
-import { PAIR_ROUNDS, roundOrder } from '../lib/load';
+import { roundOrder, roundsFor } from '../lib/load';
 import {
   awaitArrivals,
   awaitSettled,
@@ -159,7 +159,7 @@ export async function mergeBursts(outbox: Outbox, receiver: Receiver, rounds: Bu
 /**
  * The burst through one unpinned dispatcher process of each checkout, in rounds side by side with
  * the BullMQ + POST ceiling (a worker process kept up beside them, the same receiver): one
- * warm-up each, then PAIR_ROUNDS rounds in which the ceiling takes a 3,000-job round and each
+ * warm-up each, then roundsFor(sides) rounds in which the ceiling takes a 3,000-job round and each
  * dispatcher a 3,000-event burst, in roundOrder. Unpaired, the ratio swung by a third between
  * runs of the same code. The ceiling row is shared: every checkout's ratio is taken against it.
  */
@@ -176,7 +176,9 @@ export async function dispatcherBurst(outboxes: Outbox[], receiver: Receiver): P
     );
     await worker.round();
     for (const outbox of outboxes) await warmUp(outbox, receiver);
-    process.stderr.write(`measuring ${PAIR_ROUNDS} rounds... `);
+    const sides: (Outbox | 'ceiling')[] = ['ceiling', ...outboxes];
+    const rounds = roundsFor(sides.length);
+    process.stderr.write(`measuring ${rounds} rounds... `);
     const bare: { jobs: number; failed: number; seconds: number; cpu: CpuUse; connections: number }[] = [];
     const bursts = new Map<Outbox, BurstRound[]>(outboxes.map((outbox) => [outbox, []]));
     const ceilingRound = async () => {
@@ -184,8 +186,8 @@ export async function dispatcherBurst(outboxes: Outbox[], receiver: Receiver): P
       const [timed, cpu] = await measureCpu(() => worker.round());
       bare.push({ ...timed, cpu, connections: receiver.connections() - connectionsBefore });
     };
-    for (let round = 0; round < PAIR_ROUNDS; round += 1)
-      for (const side of roundOrder<Outbox | 'ceiling'>(['ceiling', ...outboxes], round)) {
+    for (let round = 0; round < rounds; round += 1)
+      for (const side of roundOrder(sides, round)) {
         if (side === 'ceiling') await ceilingRound();
         else bursts.get(side)!.push(await oneBurst(side, receiver));
       }
