@@ -10,7 +10,7 @@ import { databaseUrl, ROOT } from './lib/env';
 import { CONNECTIONS, DURATION_SECONDS, WARMUP_SECONDS } from './lib/load';
 import { printTable } from './lib/report';
 import { apiLoadBalancer } from './scenarios/load-balancer';
-import { SCALE_NOTE } from './scenarios/scale';
+import { scaleNote } from './scenarios/scale';
 
 async function main(): Promise<void> {
   const checkout = await loadCheckout('after', ROOT);
@@ -21,7 +21,7 @@ async function main(): Promise<void> {
     console.log('');
     printTable(rows, [
       `Loopback, HAProxy (not pinned) in front of the API replicas. HTTP: ${CONNECTIONS} connections to the proxy, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s.`,
-      CAN_PIN ? SCALE_NOTE : 'taskset is not available: the replicas are not pinned.',
+      CAN_PIN ? scaleNote(false) : 'taskset is not available: the replicas are not pinned.',
     ]);
   } finally {
     await target.close();

@@ -27,7 +27,7 @@ import { appendRows, noRows, printTable, writeJson, type CheckoutRows, type Row 
 import { apiBookings } from './scenarios/bookings';
 import { apiHolds, holdCeilings } from './scenarios/holds';
 import { apiLoadBalancer } from './scenarios/load-balancer';
-import { apiScale, dispatcherScale, SCALE_NOTE } from './scenarios/scale';
+import { apiScale, dispatcherScale, scaleNote } from './scenarios/scale';
 import { relayPollCost } from './scenarios/relay-poll';
 import { dispatcherBurst, noopCeiling } from './scenarios/webhooks';
 import { apiWidgetRead } from './scenarios/widget';
@@ -187,10 +187,10 @@ async function main(): Promise<void> {
     console.log('');
     printTable(table, [
       `Loopback, one run, ${seconds} s. HTTP: ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s, bookings 200 warm-up + 2000; WEBHOOK_CONCURRENCY ${WEBHOOK_CONCURRENCY}.`,
-      `Side-by-side rows (a row against the baseline, a booking ceiling or the BullMQ + POST ceiling, with that ceiling's row; the hold cost rows; 1 against 2 APIs, directly and behind HAProxy; each with the before checkout's same rows): one warm-up each, then ${ROUNDS} rounds (or one per side, when more) in which each runs once, the order turned by one each round (HTTP rounds a share of the measured time or amount; webhook rounds a whole burst). 1 against 2 dispatchers: ${ROUNDS} rounds, each taking every checkout's 1 then 2, the checkouts' order turned.`,
+      `Side-by-side rows (a row against the baseline, a booking ceiling or the BullMQ + POST ceiling, with that ceiling's row; the hold cost rows; 1 against 2 APIs, directly and behind HAProxy; each with the before checkout's same rows): one warm-up each, then ${ROUNDS} rounds (or one per side, when more) in which each runs once, the order turned by one each round (HTTP rounds a share of the measured time or amount; webhook rounds a whole burst). 1 against 2 dispatchers: ${ROUNDS} rounds, each taking every checkout's 1 then 2 (each burst after a warm-up of its own), the checkouts' order turned.`,
       'Notes give the cores busy and the CPU ms per request, delivery or job of each process group over the measured rounds.',
       'PostgreSQL, Redis, the load generator and every app share this machine: compare ratios within this run only.',
-      SCALE_NOTE,
+      scaleNote(before),
       ...(before
         ? [
             "before = the same scenario on BENCH_BEFORE_ROOT's apps, measured in the same rounds as this checkout's: against the same ceiling rounds, or against its own 1-process or fresh-slot row.",

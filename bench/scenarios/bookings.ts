@@ -88,11 +88,12 @@ async function ceilingBookings(url: string, target: Target, count: number): Prom
 /** Bookings through a checkout's API on `count` fresh slots, converting holds placed now for the warm-up and every round. */
 async function apiBookingRun(app: CheckoutApi, label: string, count: number, rounds: number): Promise<Run> {
   const slots = await app.target.makeSlots(count);
-  process.stderr.write(`${label}: placing ${WARMUP + AMOUNT} holds through the API... `);
-  const started = Date.now();
   // Spares: autocannon may send a request or two past its amount per connection, in the warm-up
   // and in each round.
-  const bodies = await prepareBookings(app.api, app.target, slots, WARMUP + AMOUNT + (rounds + 1) * CONNECTIONS);
+  const holds = WARMUP + AMOUNT + (rounds + 1) * CONNECTIONS;
+  process.stderr.write(`${label}: placing ${holds} holds through the API... `);
+  const started = Date.now();
+  const bodies = await prepareBookings(app.api, app.target, slots, holds);
   process.stderr.write(`${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   return { urls: [app.api.url], requests: bookingRequests(bodies) };
 }

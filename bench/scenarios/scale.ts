@@ -2,7 +2,7 @@ import { holdRequests, sideLabel, startApi, type Api } from '../lib/api';
 import type { Catalogue } from '../lib/catalogue';
 import { CAN_PIN, rssMb, stopChild, type Child } from '../lib/children';
 import type { Checkout } from '../lib/checkout';
-import { figures, measureSideBySide, ROUNDS, roundOrder, type Side } from '../lib/load';
+import { figures, measureSideBySide, roundOrder, roundsFor, type Side } from '../lib/load';
 import { startDispatcher, type Outbox } from '../lib/outbox';
 import type { Receiver } from '../lib/receiver';
 import { noRows, type CheckoutRows } from '../lib/report';
@@ -14,10 +14,14 @@ const API_TWO = `scale: hold via 2 APIs pinned to cores 0 and 1, ${MANY_SLOTS} s
 const DISPATCHER_ONE = 'scale: burst via 1 dispatcher pinned to core 0';
 const DISPATCHER_TWO = 'scale: burst via 2 dispatchers pinned to cores 0 and 1';
 
-/** What shares a core in the scale runs, for the output. */
-export const SCALE_NOTE = CAN_PIN
-  ? "Scale runs pin each app process to its own core with taskset (a before checkout's to the same cores, idle while this checkout's run, and the other way round); PostgreSQL, Redis, the load generator and the receiver (this process) are not pinned and share both cores with them."
-  : 'taskset is not available: the scale runs are not pinned.';
+/** What shares a core in the scale runs, for the output; `withBefore`: a before checkout's apps run too. */
+export function scaleNote(withBefore: boolean): string {
+  if (!CAN_PIN) return 'taskset is not available: the scale runs are not pinned.';
+  const before = withBefore
+    ? " (a before checkout's to the same cores, up while this checkout's run, and the other way round)"
+    : '';
+  return `Scale runs pin each app process to its own core with taskset${before}; PostgreSQL, Redis, the load generator and the receiver (this process) are not pinned and share both cores with them.`;
+}
 
 /**
  * Holds over 200 slots through 1 API process on core 0, and through 2 on cores 0 and 1 (load split
@@ -83,8 +87,9 @@ export async function dispatcherScale(outboxes: Outbox[], receiver: Receiver): P
       runs.set(outbox, { first, ones: [], twos: [], rssTwo: {} });
     }
     const labels = outboxes.map((outbox) => outbox.checkout.label).join(', ');
-    process.stderr.write(`${DISPATCHER_ONE} | ${DISPATCHER_TWO} [${labels}]: measuring ${ROUNDS} rounds... `);
-    for (let round = 0; round < ROUNDS; round += 1)
+    const rounds = roundsFor(outboxes.length);
+    process.stderr.write(`${DISPATCHER_ONE} | ${DISPATCHER_TWO} [${labels}]: measuring ${rounds} rounds... `);
+    for (let round = 0; round < rounds; round += 1)
       for (const outbox of roundOrder(outboxes, round)) {
         const run = runs.get(outbox)!;
         await warmUp(outbox, receiver);
