@@ -7,10 +7,10 @@
  * own databases and queue prefix): holds, the widget read, bookings and the dispatcher burst through the real
  * processes, and their scaling over two pinned processes, directly and behind HAProxy; and the
  * relay's poll over relayed events awaiting VACUUM, bounded and not (this checkout). A row
- * whose ratio is to the baseline, the booking ceiling or the BullMQ + POST ceiling is measured in
- * rounds side by side with that ceiling and with the other checkout's same row, in an order that
- * turns each round, so neither checkout always runs first; the hold ceilings and the BullMQ
- * no-op ceiling run once. Measured rows note where the CPU went. Prints the table and writes
+ * whose ratio is to the baseline, the booking ceiling or the BullMQ + POST ceiling, or to another
+ * row (the hold cost on fresh slots, 1 process against 2), is measured in rounds side by side
+ * with that row and with the other checkout's same rows, in an order that turns each round, so
+ * no side always runs first; the hold ceilings and the BullMQ no-op ceiling run once. Measured rows note where the CPU went. Prints the table and writes
  * bench/results/latest.json. Everything shares one machine, so only ratios taken in one run mean
  * anything; docs/testing.md describes each scenario.
  */

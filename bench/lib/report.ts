@@ -46,8 +46,9 @@ export function appendRows(rows: CheckoutRows, more: CheckoutRows): void {
 function ratioOf(row: Row, rows: Row[], side: 'after' | 'before'): number {
   const base = rows.find((r) => r.name === row.against);
   const mine = side === 'after' ? row.value : row.before?.value;
-  // A ceiling row measured in the same rounds as both checkouts' rows serves both sides. A row of a checkout's own (the fresh-slot hold cost, a 1-process scale
-  // row) carries the before side's own figures: each side compares with its own.
+  // A ceiling row measured in the same rounds as both checkouts' rows serves both sides. A row of
+  // a checkout's own (the fresh-slot hold cost, a 1-process scale row) carries the before side's
+  // own figures: each side compares with its own.
   const theirs = side === 'before' && base?.before ? base.before.value : base?.value;
   return mine === undefined || theirs === undefined ? NaN : mine / theirs;
 }
