@@ -95,8 +95,8 @@ async function sideBySide(catalogues: Catalogue[], rows: AppRows): Promise<void>
       catalogues.map((c) => c.checkout),
     );
   try {
-    for (const { checkout, databaseUrl: url, target } of catalogues)
-      apps.push({ label: checkout.label, databaseUrl: url, target, api: await startApi(checkout, url) });
+    for (const catalogue of catalogues)
+      apps.push({ ...catalogue, api: await startApi(catalogue.checkout, catalogue.databaseUrl) });
     rows.holds = await attempt(of('holds'), () => apiHolds(apps), noRows());
     rows.reads = await attempt(of('widget read'), () => apiWidgetRead(apps), noRows());
     rows.bookings = await attempt(of('bookings'), () => apiBookings(apps), noRows());

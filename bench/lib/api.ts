@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Target } from './catalogue';
+import type { Catalogue, Target } from './catalogue';
 import { spawnNode, untilReady, type Child } from './children';
 import type { Checkout } from './checkout';
 import { freePort, sleep } from '@booking/test-kit';
@@ -13,15 +13,12 @@ export interface Api {
 }
 
 /** A checkout's API process, and the catalogue its requests name (in that checkout's database). */
-export interface CheckoutApi {
-  label: Checkout['label'];
-  databaseUrl: string;
+export interface CheckoutApi extends Catalogue {
   api: Api;
-  target: Target;
 }
 
 /** How a checkout's side of a scenario is labelled in the bench's progress lines. */
-export const sideLabel = (name: string, app: { label: Checkout['label'] }) => `${name} [${app.label}]`;
+export const sideLabel = (name: string, checkout: Checkout) => `${name} [${checkout.label}]`;
 
 /**
  * The checkout's API process (its own `apps/api/src/main.ts`), production settings, limits off;

@@ -60,12 +60,12 @@ export async function apisBesideBaseline(
   const [baseline, measured] = await besideBaseline(
     baselineUrl,
     name,
-    sides.map(({ app, run }) => ({ label: sideLabel(name, app), run })),
+    sides.map(({ app, run }) => ({ label: sideLabel(name, app.checkout), run })),
   );
   const rows = noRows();
   rows.after.push(baseline);
   sides.forEach(({ app, note }, i) =>
-    rows[app.label].push({
+    rows[app.checkout.label].push({
       name,
       unit: 'rps',
       against: baseline.name,

@@ -31,7 +31,7 @@ const API_HOT = 'booking via API, 1 hot slot (each converts a fresh hold)';
  * in this checkout's database (its statement is this checkout's), on slots of its own.
  */
 export async function apiBookings(apps: CheckoutApi[]): Promise<CheckoutRows> {
-  const [after] = apps.filter((app) => app.label === 'after');
+  const [after] = apps.filter((app) => app.checkout.label === 'after');
   if (!after) throw new Error('the booking ceiling runs in the after checkout, which is missing');
   const ceiling = await startCeiling(
     'booking ceiling',
@@ -50,9 +50,9 @@ export async function apiBookings(apps: CheckoutApi[]): Promise<CheckoutRows> {
         { label: ceilingName, run: { ...ceilingRun, amount: AMOUNT }, warmup: { ...ceilingRun, amount: WARMUP } },
       ];
       for (const app of apps) {
-        const apiRun = await apiBookingRun(app, sideLabel(name, app), count, roundsFor(1 + apps.length));
+        const apiRun = await apiBookingRun(app, sideLabel(name, app.checkout), count, roundsFor(1 + apps.length));
         sides.push({
-          label: sideLabel(name, app),
+          label: sideLabel(name, app.checkout),
           run: { ...apiRun, amount: AMOUNT },
           warmup: { ...apiRun, amount: WARMUP },
         });
@@ -60,7 +60,7 @@ export async function apiBookings(apps: CheckoutApi[]): Promise<CheckoutRows> {
       const [bare, ...measured] = await measureSideBySide(sides);
       rows.after.push({ name: ceilingName, unit: 'rps', ...figures(bare!) });
       apps.forEach((app, i) =>
-        rows[app.label].push({
+        rows[app.checkout.label].push({
           name,
           unit: 'rps',
           against: ceilingName,

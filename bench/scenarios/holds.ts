@@ -87,7 +87,7 @@ async function apiHoldsBesideBaseline(apps: CheckoutApi[], baselineUrl: string):
   const hot = [];
   for (const app of apps) {
     const [slot] = await app.target.makeSlots(1);
-    process.stderr.write(`${sideLabel(API_HOLDS_HOT, app)}: piling up... `);
+    process.stderr.write(`${sideLabel(API_HOLDS_HOT, app.checkout)}: piling up... `);
     const piled = await pileUpHolds(app.api.url, app.target.experienceId, slot!, HOT_PILE, PILE_TIME_LIMIT_MS);
     process.stderr.write(`${piled}\n`);
     hot.push({ app, run: holdRun(app, [slot!]), note: pileNote(piled, HOT_PILE) });
@@ -108,7 +108,7 @@ async function apiHoldCost(apps: CheckoutApi[]): Promise<CheckoutRows> {
     const { api, target } = app;
     const [deep, warm] = await target.makeSlots(2);
     const fresh = await target.makeSlots(FRESH_SLOTS);
-    process.stderr.write(`${sideLabel(API_HOLD_DEEP, app)}: piling up... `);
+    process.stderr.write(`${sideLabel(API_HOLD_DEEP, app.checkout)}: piling up... `);
     const pileStarted = Date.now();
     const piled = await pileUpHolds(api.url, target.experienceId, deep!, DEEP_PILE, PILE_TIME_LIMIT_MS);
     process.stderr.write(`${piled} in ${((Date.now() - pileStarted) / 1000).toFixed(1)} s\n`);
@@ -121,14 +121,14 @@ async function apiHoldCost(apps: CheckoutApi[]): Promise<CheckoutRows> {
     // The warm-ups go to a slot of their own, so the fresh slots are empty when measured.
     const warmup = { ...cost([warm!]), amount: 300 };
     sides.push(
-      { label: sideLabel(API_HOLD_EMPTY, app), run: cost(fresh), warmup },
-      { label: sideLabel(API_HOLD_DEEP, app), run: cost([deep!]), warmup },
+      { label: sideLabel(API_HOLD_EMPTY, app.checkout), run: cost(fresh), warmup },
+      { label: sideLabel(API_HOLD_DEEP, app.checkout), run: cost([deep!]), warmup },
     );
   }
   const measured = await measureSideBySide(sides);
   const rows = noRows();
   apps.forEach((app, i) =>
-    rows[app.label].push(
+    rows[app.checkout.label].push(
       { name: API_HOLD_EMPTY, unit: 'rps', ...figures(measured[2 * i]!), ...apiRss(app.api) },
       {
         name: API_HOLD_DEEP,

@@ -95,11 +95,12 @@ const WRITE_ATTEMPTS: pg.QueryConfig = {
 
 /**
  * Records attempts in batches (group commit): an attempt joins the batch being gathered, which is
- * written by one transaction of four statements (five with a failure among them), whatever its size, when nothing else is being
- * written, when it holds `maxBatch` attempts, or `maxWaitMs` after its first attempt. Each caller
- * waits for its own batch's commit, so a job completes only once its attempt is stored: a crash
- * before the commit leaves the job to run again, never an attempt unrecorded. A batch that fails
- * rejects every caller in it, and BullMQ runs each of those jobs again.
+ * written by one transaction of four statements (five with a failure among them or several
+ * endpoints), whatever its size, when nothing else is being written, when it holds `maxBatch`
+ * attempts, or `maxWaitMs` after its first attempt. Each caller waits for its own batch's commit,
+ * so a job completes only once its attempt is stored: a crash before the commit leaves the job to
+ * run again, never an attempt unrecorded. A batch that fails rejects every caller in it, and
+ * BullMQ runs each of those jobs again.
  *
  * A batch stores for each attempt what recording it alone would: the attempt row, the delivery's
  * state (its attempt count read under the row's lock, so a redeliver during the attempt starts
