@@ -4,6 +4,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { lastLinesOf } from './child-output';
 import { freePort } from './ports';
 import { waitUntil } from './wait';
 
@@ -35,6 +36,9 @@ export interface RedisCluster {
   /** SIGKILLs every node and removes the directory. */
   stop(): Promise<void>;
 }
+
+/** Port pairs tried for one node before giving up. */
+const START_ATTEMPTS = 5;
 
 const running = new Set<ChildProcess>();
 process.once('exit', () => {
@@ -71,10 +75,15 @@ export async function startRedisCluster(
     await rm(dir, { recursive: true, force: true });
   };
 
-  try {
-    const ports = new Set<number>();
-    for (let i = 0; i < masters * 2; i += 1) ports.add(await freeClusterPort(ports));
-    for (const port of ports) {
+  /**
+   * One node on a free port pair. A port found free can be taken by another process before
+   * redis-server binds it (a client's ephemeral port, say): the server then exits at once, so
+   * a node that exits before answering PING is started again on another pair.
+   */
+  const startNode = async (taken: Set<number>): Promise<ClusterNode> => {
+    for (let attempt = 1; ; attempt += 1) {
+      const port = await freeClusterPort(taken);
+      taken.add(port);
       const child = spawn(
         'redis-server',
         [
@@ -99,12 +108,12 @@ export async function startRedisCluster(
           '--repl-diskless-sync-delay',
           '0',
         ],
-        { stdio: 'ignore' },
+        { stdio: ['ignore', 'pipe', 'pipe'] },
       );
+      const output = lastLinesOf(child, 5);
       running.add(child);
       child.once('exit', () => running.delete(child));
-      children.set(port, child);
-      nodes.push({
+      const node: ClusterNode = {
         port,
         pid: child.pid!,
         async kill() {
@@ -113,14 +122,30 @@ export async function startRedisCluster(
           child.kill('SIGKILL');
           await exited;
         },
-      });
-    }
-    for (const node of nodes) {
-      await waitUntil(async () => (await cli(node.port, 'PING').catch(() => '')).startsWith('PONG'), {
+      };
+      const exited = () => child.exitCode !== null || child.signalCode !== null;
+      await waitUntil(async () => exited() || (await cli(port, 'PING').catch(() => '')).startsWith('PONG'), {
         timeoutMs: 5_000,
-        what: `redis-server on port ${node.port} to answer PING`,
+        what: `redis-server on port ${port} to answer PING`,
+      }).catch(async (error: unknown) => {
+        await node.kill();
+        throw error;
       });
+      if (!exited()) {
+        children.set(port, child);
+        return node;
+      }
+      if (attempt >= START_ATTEMPTS) {
+        throw new Error(
+          `redis-server exited ${START_ATTEMPTS} times before answering PING; last said: ${output.join(' | ')}`,
+        );
+      }
     }
+  };
+
+  try {
+    const taken = new Set<number>();
+    for (let i = 0; i < masters * 2; i += 1) nodes.push(await startNode(taken));
     await run(
       'redis-cli',
       [

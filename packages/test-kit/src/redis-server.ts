@@ -18,6 +18,8 @@ export interface RedisServer {
 }
 
 const READY_WITHIN_MS = 5_000;
+/** Ports tried before giving up. */
+const START_ATTEMPTS = 5;
 
 const running = new Set<ChildProcess>();
 // Should the test process go away first, take the servers with it.
@@ -41,10 +43,11 @@ function answersPing(port: number): Promise<boolean> {
 }
 
 export async function startRedisServer(): Promise<RedisServer> {
-  const port = await freePort();
+  let port = 0;
   let child: ChildProcess | null = null;
 
-  const start = async () => {
+  /** Whether a server came up on `port`: false when it exited first (the port was taken). */
+  const startOn = async (): Promise<boolean> => {
     const server = spawn(
       'redis-server',
       ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
@@ -53,10 +56,15 @@ export async function startRedisServer(): Promise<RedisServer> {
     child = server;
     running.add(server);
     server.once('exit', () => running.delete(server));
-    await waitUntil(() => answersPing(port), {
+    const exited = () => server.exitCode !== null || server.signalCode !== null;
+    await waitUntil(async () => exited() || (await answersPing(port)), {
       timeoutMs: READY_WITHIN_MS,
       what: `redis-server on port ${port} to answer PING`,
     });
+    return !exited();
+  };
+  const start = async () => {
+    if (!(await startOn())) throw new Error(`redis-server could not start again on port ${port}`);
   };
   const kill = async () => {
     const server = child;
@@ -67,6 +75,11 @@ export async function startRedisServer(): Promise<RedisServer> {
     await exited;
   };
 
-  await start();
+  // A port found free can be taken by another process before the server binds it: try another.
+  for (let attempt = 1; ; attempt += 1) {
+    port = await freePort();
+    if (await startOn()) break;
+    if (attempt >= START_ATTEMPTS) throw new Error(`redis-server exited ${START_ATTEMPTS} times before answering PING`);
+  }
   return { port, url: `redis://127.0.0.1:${port}`, kill, start };
 }
