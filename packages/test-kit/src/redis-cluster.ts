@@ -1,22 +1,20 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { lastLinesOf } from './child-output';
 import { freePort } from './ports';
+import { spawnRedis, type RedisProcess } from './redis-process';
 import { waitUntil } from './wait';
 
 const run = promisify(execFile);
 
-/** One redis-server of a test's cluster. */
-export interface ClusterNode {
-  port: number;
-  pid: number;
-  /** SIGKILL of this node only: no shutdown, no failover handed over; the cluster must notice. */
-  kill(): Promise<void>;
-}
+/**
+ * One redis-server of a test's cluster. Its `kill()` SIGKILLs this node only: no shutdown, no
+ * failover handed over; the cluster must notice.
+ */
+export type ClusterNode = RedisProcess;
 
 /**
  * A Redis Cluster of the test's own: `masters` masters with one replica each, in cluster mode on
@@ -40,11 +38,6 @@ export interface RedisCluster {
 /** Port pairs tried for one node before giving up. */
 const START_ATTEMPTS = 5;
 
-const running = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
-
 /** A port whose cluster bus port (+10000) is free too. */
 async function freeClusterPort(taken: Set<number>): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt += 1) {
@@ -66,7 +59,6 @@ export async function startRedisCluster(
   const { masters = 3, nodeTimeoutMs = 2_000 } = options;
   const dir = await mkdtemp(path.join(tmpdir(), 'redis-cluster-'));
   const nodes: ClusterNode[] = [];
-  const children = new Map<number, ChildProcess>();
   const cli = async (port: number, ...args: string[]) =>
     (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 30_000 })).stdout;
 
@@ -76,70 +68,37 @@ export async function startRedisCluster(
   };
 
   /**
-   * One node on a free port pair. A port found free can be taken by another process before
-   * redis-server binds it (a client's ephemeral port, say): the server then exits at once, so
-   * a node that exits before answering PING is started again on another pair.
+   * One node on a free port pair. A port found free can be taken by another test's process
+   * before the server binds it (its own or its cluster bus port): it then exits at once, and
+   * another pair is tried.
    */
   const startNode = async (taken: Set<number>): Promise<ClusterNode> => {
     for (let attempt = 1; ; attempt += 1) {
       const port = await freeClusterPort(taken);
       taken.add(port);
-      const child = spawn(
-        'redis-server',
-        [
-          '--port',
-          String(port),
-          '--bind',
-          '127.0.0.1',
-          '--dir',
-          dir,
-          '--cluster-enabled',
-          'yes',
-          '--cluster-config-file',
-          `nodes-${port}.conf`,
-          '--cluster-node-timeout',
-          String(nodeTimeoutMs),
-          '--save',
-          '',
-          '--appendonly',
-          'no',
-          '--maxmemory-policy',
-          'noeviction',
-          '--repl-diskless-sync-delay',
-          '0',
-        ],
-        { stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      const output = lastLinesOf(child, 5);
-      running.add(child);
-      child.once('exit', () => running.delete(child));
-      const node: ClusterNode = {
-        port,
-        pid: child.pid!,
-        async kill() {
-          if (child.exitCode !== null || child.signalCode !== null) return;
-          const exited = new Promise((resolve) => child.once('exit', resolve));
-          child.kill('SIGKILL');
-          await exited;
-        },
-      };
-      const exited = () => child.exitCode !== null || child.signalCode !== null;
-      await waitUntil(async () => exited() || (await cli(port, 'PING').catch(() => '')).startsWith('PONG'), {
-        timeoutMs: 5_000,
-        what: `redis-server on port ${port} to answer PING`,
-      }).catch(async (error: unknown) => {
-        await node.kill();
-        throw error;
-      });
-      if (!exited()) {
-        children.set(port, child);
-        return node;
-      }
-      if (attempt >= START_ATTEMPTS) {
+      const start = await spawnRedis(port, [
+        '--dir',
+        dir,
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        `nodes-${port}.conf`,
+        '--cluster-node-timeout',
+        String(nodeTimeoutMs),
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--maxmemory-policy',
+        'noeviction',
+        '--repl-diskless-sync-delay',
+        '0',
+      ]);
+      if ('server' in start) return start.server;
+      if (attempt >= START_ATTEMPTS)
         throw new Error(
-          `redis-server exited ${START_ATTEMPTS} times before answering PING; last said: ${output.join(' | ')}`,
+          `redis-server exited ${START_ATTEMPTS} times before answering; last it said: ${start.exitedSaying}`,
         );
-      }
     }
   };
 
@@ -163,8 +122,7 @@ export async function startRedisCluster(
     throw error;
   }
 
-  const alive = () =>
-    nodes.filter((node) => children.get(node.port)!.exitCode === null && !children.get(node.port)!.signalCode);
+  const alive = () => nodes.filter((node) => !node.gone());
   const cluster: RedisCluster = {
     nodes,
     seeds: nodes.map((node) => `127.0.0.1:${node.port}`).join(','),
