@@ -65,8 +65,15 @@ export async function prepareOutbox(
   return { checkout, databaseUrl, db, tenantId: tenant.id, secretKey, queuePrefix };
 }
 
-/** The checkout's dispatcher process (its own `apps/dispatcher/src/main.ts`), pinned to `core` if given. */
-export async function startDispatcher(outbox: Outbox, name: string, core?: number): Promise<Child> {
+/**
+ * The checkout's dispatcher process (its own `apps/dispatcher/src/main.ts`), pinned to `core` if
+ * given, sending `concurrency` deliveries at once (WEBHOOK_CONCURRENCY).
+ */
+export async function startDispatcher(
+  outbox: Outbox,
+  name: string,
+  { core, concurrency = WEBHOOK_CONCURRENCY }: { core?: number; concurrency?: number } = {},
+): Promise<Child> {
   const metricsPort = await freePort();
   const child = spawnNode(
     name,
@@ -80,7 +87,7 @@ export async function startDispatcher(outbox: Outbox, name: string, core?: numbe
       REDIS_URL,
       QUEUE_PREFIX: outbox.queuePrefix,
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-      WEBHOOK_CONCURRENCY: String(WEBHOOK_CONCURRENCY),
+      WEBHOOK_CONCURRENCY: String(concurrency),
       LOG_LEVEL: 'warn',
       METRICS_PORT: String(metricsPort),
     },

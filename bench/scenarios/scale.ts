@@ -83,7 +83,7 @@ export async function dispatcherScale(outboxes: Outbox[], receiver: Receiver): P
   let second: Child | undefined;
   try {
     for (const outbox of outboxes) {
-      const first = await startDispatcher(outbox, `dispatcher (${outbox.checkout.label}, core 0)`, 0);
+      const first = await startDispatcher(outbox, `dispatcher (${outbox.checkout.label}, core 0)`, { core: 0 });
       runs.set(outbox, { first, ones: [], twos: [], rssTwo: {} });
     }
     const labels = outboxes.map((outbox) => outbox.checkout.label).join(', ');
@@ -94,7 +94,7 @@ export async function dispatcherScale(outboxes: Outbox[], receiver: Receiver): P
         const run = runs.get(outbox)!;
         await warmUp(outbox, receiver);
         run.ones.push(await oneBurst(outbox, receiver));
-        second = await startDispatcher(outbox, `dispatcher (${outbox.checkout.label}, core 1)`, 1);
+        second = await startDispatcher(outbox, `dispatcher (${outbox.checkout.label}, core 1)`, { core: 1 });
         await warmUp(outbox, receiver);
         run.twos.push(await oneBurst(outbox, receiver));
         run.rssTwo = { dispatcher1: rssMb(run.first), dispatcher2: rssMb(second) };

@@ -17,7 +17,7 @@ import {
 import type { Receiver } from '../lib/receiver';
 import { noRows, type CheckoutRows, type Row } from '../lib/report';
 
-const BURST_EVENTS = 3_000;
+export const BURST_EVENTS = 3_000;
 const WARMUP_EVENTS = 300;
 const NOOP_JOBS = 10_000;
 const ENQUEUE_BATCH = 200; // the relay's batch
