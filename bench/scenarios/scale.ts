@@ -95,7 +95,7 @@ export async function dispatcherScale(outboxes: Outbox[], receiver: Receiver): P
         await warmUp(outbox, receiver);
         run.ones.push(await oneBurst(outbox, receiver));
         second = await startDispatcher(outbox, `dispatcher (${outbox.checkout.label}, core 1)`, { core: 1 });
-        await warmUp(outbox, receiver);
+        await warmUp(outbox, receiver, 2);
         run.twos.push(await oneBurst(outbox, receiver));
         run.rssTwo = { dispatcher1: rssMb(run.first), dispatcher2: rssMb(second) };
         await stopChild(second);
