@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './ports';
-import { spawnRedis, type RedisProcess } from './redis-process';
+import { startOnFreePort, type RedisProcess } from './redis-process';
 import { waitUntil } from './wait';
 
 const run = promisify(execFile);
@@ -34,9 +34,6 @@ export interface RedisCluster {
   /** SIGKILLs every node and removes the directory. */
   stop(): Promise<void>;
 }
-
-/** Port pairs tried for one node before giving up. */
-const START_ATTEMPTS = 5;
 
 /** A port whose cluster bus port (+10000) is free too. */
 async function freeClusterPort(taken: Set<number>): Promise<number> {
@@ -67,44 +64,33 @@ export async function startRedisCluster(
     await rm(dir, { recursive: true, force: true });
   };
 
-  /**
-   * One node on a free port pair. A port found free can be taken by another test's process
-   * before the server binds it (its own or its cluster bus port): it then exits at once, and
-   * another pair is tried.
-   */
-  const startNode = async (taken: Set<number>): Promise<ClusterNode> => {
-    for (let attempt = 1; ; attempt += 1) {
-      const port = await freeClusterPort(taken);
-      taken.add(port);
-      const start = await spawnRedis(port, [
-        '--dir',
-        dir,
-        '--cluster-enabled',
-        'yes',
-        '--cluster-config-file',
-        `nodes-${port}.conf`,
-        '--cluster-node-timeout',
-        String(nodeTimeoutMs),
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-        '--maxmemory-policy',
-        'noeviction',
-        '--repl-diskless-sync-delay',
-        '0',
-      ]);
-      if ('server' in start) return start.server;
-      if (attempt >= START_ATTEMPTS)
-        throw new Error(
-          `redis-server exited ${START_ATTEMPTS} times before answering; last it said: ${start.exitedSaying}`,
-        );
-    }
-  };
-
   try {
     const taken = new Set<number>();
-    for (let i = 0; i < masters * 2; i += 1) nodes.push(await startNode(taken));
+    const pickPort = async () => {
+      const port = await freeClusterPort(taken);
+      taken.add(port);
+      return port;
+    };
+    const args = (port: number) => [
+      '--dir',
+      dir,
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      `nodes-${port}.conf`,
+      '--cluster-node-timeout',
+      String(nodeTimeoutMs),
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--maxmemory-policy',
+      'noeviction',
+      '--repl-diskless-sync-delay',
+      '0',
+    ];
+    // A node's cluster bus port (+10000) can be taken too before it binds: startOnFreePort tries another pair.
+    for (let i = 0; i < masters * 2; i += 1) nodes.push(await startOnFreePort(pickPort, args));
     await run(
       'redis-cli',
       [

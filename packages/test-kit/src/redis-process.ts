@@ -62,9 +62,12 @@ export async function spawnRedis(port: number, args: string[]): Promise<RedisSta
   const output = lastLinesOf(child, 5);
   // 'close' comes once its output is read to the end, which 'exit' does not wait for.
   const closed = new Promise((resolve) => child.once('close', resolve));
+  // Not started at all (no redis-server on the PATH): no 'exit' may follow.
+  let failed: Error | undefined;
+  child.once('error', (error) => (failed = error));
   running.add(child);
   child.once('exit', () => running.delete(child));
-  const gone = () => child.exitCode !== null || child.signalCode !== null;
+  const gone = () => failed !== undefined || child.exitCode !== null || child.signalCode !== null;
   const kill = async () => {
     if (gone()) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -80,9 +83,33 @@ export async function spawnRedis(port: number, args: string[]): Promise<RedisSta
     await kill();
     throw error;
   }
+  if (failed) return { exitedSaying: failed.message };
   if (gone()) {
     await closed;
     return { exitedSaying: output.join(' | ') || 'nothing' };
   }
   return { server: { port, pid: child.pid!, gone, kill } };
+}
+
+/** Ports (or port pairs) tried before giving up. */
+const START_ATTEMPTS = 5;
+
+/**
+ * A server on a port `pickPort` finds free, with `args(port)`. A port found free can be taken by
+ * another test's process before the server binds it: the server then exits at once, and another
+ * port is tried.
+ */
+export async function startOnFreePort(
+  pickPort: () => Promise<number>,
+  args: (port: number) => string[],
+): Promise<RedisProcess> {
+  for (let attempt = 1; ; attempt += 1) {
+    const port = await pickPort();
+    const start = await spawnRedis(port, args(port));
+    if ('server' in start) return start.server;
+    if (attempt >= START_ATTEMPTS)
+      throw new Error(
+        `redis-server exited ${START_ATTEMPTS} times before answering; last it said: ${start.exitedSaying}`,
+      );
+  }
 }

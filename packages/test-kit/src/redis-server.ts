@@ -1,5 +1,5 @@
 import { freePort } from './ports';
-import { spawnRedis, type RedisProcess } from './redis-process';
+import { spawnRedis, startOnFreePort, type RedisProcess } from './redis-process';
 
 /**
  * A redis-server of the test's own on 127.0.0.1, without persistence: killed and started again
@@ -15,25 +15,11 @@ export interface RedisServer {
   start(): Promise<void>;
 }
 
-/** Ports tried before giving up. */
-const START_ATTEMPTS = 5;
 const ARGS = ['--save', '', '--appendonly', 'no'];
 
 export async function startRedisServer(): Promise<RedisServer> {
-  // A port found free can be taken by another test's process before the server binds it: then
-  // the server exits at once, and another port is tried.
-  let started: { port: number; server: RedisProcess } | undefined;
-  for (let attempt = 1; !started; attempt += 1) {
-    const port = await freePort();
-    const start = await spawnRedis(port, ARGS);
-    if ('server' in start) started = { port, server: start.server };
-    else if (attempt >= START_ATTEMPTS)
-      throw new Error(
-        `redis-server exited ${START_ATTEMPTS} times before answering; last it said: ${start.exitedSaying}`,
-      );
-  }
-  const { port } = started;
-  let server: RedisProcess | null = started.server;
+  let server: RedisProcess | null = await startOnFreePort(freePort, () => ARGS);
+  const { port } = server;
 
   return {
     port,
