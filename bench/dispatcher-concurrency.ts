@@ -1,18 +1,19 @@
 /**
  * `pnpm bench:dispatcher`: how many deliveries one dispatcher process sends per second with 10
  * (WEBHOOK_CONCURRENCY's default), 25, 50 (`pnpm bench`'s), 100 and 200 in flight, and where the
- * CPU goes at each (docs/operations.md sizes WEBHOOK_CONCURRENCY with it). A job holds its slot
- * through its read, its POST and its batch's commit, so the count in flight bounds the rate, and
- * the batches it allows set the CPU each delivery costs. Each count runs the burst of `pnpm bench`
- * (3,000 events committed at once, to one receiver answering at once) in its own dispatcher
- * process, one count after the other: the differences are several times the run-to-run noise.
- * Prints its rows; bench/results/latest.json stays the full bench's.
+ * CPU goes at each (docs/operations.md sizes WEBHOOK_CONCURRENCY with it). A job holds its place
+ * until its attempt is committed, so the count in flight bounds the rate, and the batches it
+ * allows set the CPU each delivery costs. Each count runs the burst of `pnpm bench` (3,000 events
+ * committed at once, to one receiver answering at once) in a dispatcher process of its own,
+ * started and warmed up for each of its bursts; the counts take turns over 3 rounds, in an order
+ * that turns each round, so the drift of a shared machine and the growing tables fall on all of
+ * them. Prints its rows; bench/results/latest.json stays the full bench's.
  */
 import { rssMb, runBench, stopAll, stopChild } from './lib/children';
 import { benchDatabase, loadCheckout } from './lib/checkout';
 import { databaseUrl, ROOT } from './lib/env';
-import { ROUNDS } from './lib/load';
-import { prepareOutbox, startDispatcher } from './lib/outbox';
+import { ROUNDS, roundOrder } from './lib/load';
+import { prepareOutbox, removeOutbox, startDispatcher } from './lib/outbox';
 import { startReceiver } from './lib/receiver';
 import { printTable, type Row } from './lib/report';
 import { BURST_EVENTS, mergeBursts, oneBurst, warmUp, type BurstRound } from './scenarios/webhooks';
@@ -30,38 +31,44 @@ async function main(): Promise<void> {
   );
   const rows: Row[] = [];
   try {
-    for (const inFlight of IN_FLIGHT) {
-      const name = rowName(inFlight);
-      const dispatcher = await startDispatcher(outbox, `dispatcher (${inFlight} in flight)`, { concurrency: inFlight });
-      try {
-        process.stderr.write(`${name}: warming up, then ${ROUNDS} bursts... `);
-        await warmUp(outbox, receiver);
-        const rounds: BurstRound[] = [];
-        for (let round = 0; round < ROUNDS; round += 1) rounds.push(await oneBurst(outbox, receiver));
-        const result = await mergeBursts(outbox, receiver, rounds);
-        process.stderr.write(`${result.perSecond.toFixed(0)} deliveries/s\n`);
-        rows.push({
-          name,
-          unit: 'per_s',
-          ...(inFlight === IN_FLIGHT[0] ? {} : { against: rowName(IN_FLIGHT[0]!) }),
-          value: result.perSecond,
-          p50: result.p50,
-          p99: result.p99,
-          rssMb: { dispatcher: rssMb(dispatcher) },
-          note: result.note,
+    const bursts = new Map<number, BurstRound[]>(IN_FLIGHT.map((inFlight) => [inFlight, []]));
+    const rss = new Map<number, number>();
+    process.stderr.write(`${IN_FLIGHT.join(', ')} deliveries in flight: ${ROUNDS} rounds... `);
+    for (let round = 0; round < ROUNDS; round += 1)
+      for (const inFlight of roundOrder(IN_FLIGHT, round)) {
+        const dispatcher = await startDispatcher(outbox, `dispatcher (${inFlight} in flight)`, {
+          concurrency: inFlight,
         });
-      } finally {
-        await stopChild(dispatcher);
+        try {
+          await warmUp(outbox, receiver);
+          bursts.get(inFlight)!.push(await oneBurst(outbox, receiver));
+          rss.set(inFlight, rssMb(dispatcher));
+        } finally {
+          await stopChild(dispatcher);
+        }
       }
+    process.stderr.write('done\n');
+    for (const inFlight of IN_FLIGHT) {
+      const result = await mergeBursts(outbox, receiver, bursts.get(inFlight)!);
+      rows.push({
+        name: rowName(inFlight),
+        unit: 'per_s',
+        ...(inFlight === IN_FLIGHT[0] ? {} : { against: rowName(IN_FLIGHT[0]!) }),
+        value: result.perSecond,
+        p50: result.p50,
+        p99: result.p99,
+        rssMb: { dispatcher: rss.get(inFlight)! },
+        note: result.note,
+      });
     }
     console.log('');
     printTable(rows, [
-      `Loopback, one dispatcher process (not pinned) per row, WEBHOOK_CONCURRENCY as named; ${ROUNDS} bursts of ${BURST_EVENTS} events each, ` +
-        'timed from the commit to the last arrival at a receiver on 127.0.0.1 that answers at once.',
+      `Loopback, one dispatcher process (not pinned) at a time, WEBHOOK_CONCURRENCY as named; ${ROUNDS} bursts of ${BURST_EVENTS} events per row, ` +
+        'each in a fresh process after a warm-up burst, timed from the commit to the last arrival at a receiver on 127.0.0.1 that answers at once.',
     ]);
   } finally {
     await receiver.close();
-    await outbox.db.$disconnect();
+    await removeOutbox(outbox);
     await stopAll();
   }
 }

@@ -14,14 +14,13 @@
  * bench/results/latest.json. Everything shares one machine, so only ratios taken in one run mean
  * anything; docs/testing.md describes each scenario.
  */
-import { createDeliveryQueue, queueConnection } from '@booking/webhook-queue';
 import { startApi, type CheckoutApi } from './lib/api';
 import { prepareCatalogue, type Catalogue } from './lib/catalogue';
 import { CAN_PIN, runBench, stopAll, stopChild } from './lib/children';
 import { benchDatabase, checkouts, type Checkout } from './lib/checkout';
-import { databaseUrl, REDIS_URL } from './lib/env';
+import { databaseUrl } from './lib/env';
 import { CONNECTIONS, DURATION_SECONDS, ROUNDS, WARMUP_SECONDS } from './lib/load';
-import { prepareOutbox, WEBHOOK_CONCURRENCY, type Outbox } from './lib/outbox';
+import { prepareOutbox, removeOutbox, WEBHOOK_CONCURRENCY, type Outbox } from './lib/outbox';
 import { startReceiver, type Receiver } from './lib/receiver';
 import { appendRows, noRows, printTable, writeJson, type CheckoutRows, type Row } from './lib/report';
 import { apiBookings } from './scenarios/bookings';
@@ -125,18 +124,6 @@ async function dispatcherRuns(list: Checkout[], receiver: Receiver, rows: AppRow
     rows.dispatcher.after.push(...(await attempt('relay poll', () => relayPollCost(outboxes[0]!), [])));
   } finally {
     await settleAll('removing an outbox', outboxes.map(removeOutbox));
-  }
-}
-
-/** Removes the outbox's queue and closes its connections. */
-async function removeOutbox(outbox: Outbox): Promise<void> {
-  const connection = queueConnection(REDIS_URL);
-  const queue = createDeliveryQueue(connection, outbox.queuePrefix);
-  try {
-    await queue.obliterate({ force: true }).catch(() => undefined);
-    await queue.close();
-  } finally {
-    await Promise.all([connection.quit(), outbox.db.$disconnect()]);
   }
 }
 

@@ -19,9 +19,8 @@ import { databaseUrl, REDIS_URL, ROOT } from './lib/env';
 import { percentile } from './lib/load';
 import { keptMb, readMemory, type MemoryReading } from './lib/memory';
 import { postJson } from './lib/post-json';
-import { prepareOutbox, startDispatcher } from './lib/outbox';
+import { prepareOutbox, removeOutbox, startDispatcher } from './lib/outbox';
 import { startReceiver } from './lib/receiver';
-import { createDeliveryQueue, queueConnection } from '@booking/webhook-queue';
 
 const flag = process.argv.find((arg) => arg.startsWith('--seconds='));
 const SECONDS = Number(flag?.slice('--seconds='.length) ?? process.env.BENCH_SOAK_SECONDS ?? 600);
@@ -235,12 +234,7 @@ async function main(): Promise<void> {
   } finally {
     await Promise.all(children.map((child) => stopChild(child)));
     await receiver.close();
-    const connection = queueConnection(REDIS_URL);
-    const queue = createDeliveryQueue(connection, outbox.queuePrefix);
-    await queue.obliterate({ force: true }).catch(() => undefined);
-    await queue.close();
-    await connection.quit();
-    await outbox.db.$disconnect();
+    await removeOutbox(outbox);
     await target.close();
   }
 }

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Db } from '@booking/db';
+import { createDeliveryQueue, queueConnection } from '@booking/webhook-queue';
 import { spawnNode, untilReady, type Child } from './children';
 import type { Checkout } from './checkout';
 import { freePort, sleep } from '@booking/test-kit';
@@ -63,6 +64,18 @@ export async function prepareOutbox(
   });
   const queuePrefix = `bench-webhooks-${checkout.label}-${randomBytes(4).toString('hex')}`;
   return { checkout, databaseUrl, db, tenantId: tenant.id, secretKey, queuePrefix };
+}
+
+/** Removes the outbox's queue from Redis and closes its connections: the end of a run. */
+export async function removeOutbox(outbox: Outbox): Promise<void> {
+  const connection = queueConnection(REDIS_URL);
+  const queue = createDeliveryQueue(connection, outbox.queuePrefix);
+  try {
+    await queue.obliterate({ force: true }).catch(() => undefined);
+    await queue.close();
+  } finally {
+    await Promise.all([connection.quit(), outbox.db.$disconnect()]);
+  }
 }
 
 /**
@@ -148,18 +161,21 @@ export async function awaitArrivals(receiver: Receiver, commits: Map<string, num
 /**
  * Waits until the dispatchers have recorded every delivery of `commits` as succeeded (their
  * bookkeeping after the POST), bounded like the arrivals: so the next round starts on an idle
- * machine and a round's CPU includes that work.
+ * machine and a round's CPU includes that work. Returns how many are recorded.
  */
-export async function awaitSettled(outbox: Outbox, commits: Map<string, number>): Promise<void> {
+export async function awaitSettled(outbox: Outbox, commits: Map<string, number>): Promise<number> {
   const eventIds = [...commits.keys()];
   const deadline = Date.now() + ARRIVAL_TIMEOUT_MS;
+  let settled = 0;
   while (Date.now() < deadline) {
     const [row] = await outbox.db.$queryRaw<{ settled: number }[]>`
       SELECT count(*)::int AS settled FROM webhook_deliveries
       WHERE event_id = ANY(${eventIds}::uuid[]) AND status = 'succeeded'`;
-    if ((row?.settled ?? 0) >= eventIds.length) return;
+    settled = row?.settled ?? 0;
+    if (settled >= eventIds.length) break;
     await sleep(20);
   }
+  return settled;
 }
 
 export interface Burst {

@@ -127,15 +127,17 @@ export async function oneBurst(outbox: Outbox, receiver: Receiver): Promise<Burs
 }
 
 /**
- * A burst for each of the `dispatchers` running, settled before anything is measured: the warm-up
- * the ceiling gets (a whole round). A fresh process warmed by 300 events sent its first measured
- * burst at 900-1,100 deliveries/s with 0.8-0.9 ms of CPU each, against 1,600-1,800 and 0.4 ms
- * once warm (JIT, pools, sockets to the receiver), which held a side's rounds down by a fifth.
+ * A burst for each of the `processes` (dispatchers) running, settled before anything is measured:
+ * the warm-up the ceiling gets (a whole round). A fresh process warmed by 300 events sent its
+ * first measured burst at 900-1,100 deliveries/s with 0.8-0.9 ms of CPU each, against
+ * 1,600-1,800 and 0.4 ms once warm (JIT, pools), which held a side's rounds down by a fifth. A
+ * warm-up that does not settle in time throws: its deliveries would run into the measured burst.
  */
-export async function warmUp(outbox: Outbox, receiver: Receiver, dispatchers = 1): Promise<void> {
-  const commits = await writeBurst(outbox, BURST_EVENTS * dispatchers);
+export async function warmUp(outbox: Outbox, receiver: Receiver, processes = 1): Promise<void> {
+  const commits = await writeBurst(outbox, BURST_EVENTS * processes);
   await awaitArrivals(receiver, commits);
-  await awaitSettled(outbox, commits);
+  const settled = await awaitSettled(outbox, commits);
+  if (settled < commits.size) throw new Error(`warm-up: ${settled} of ${commits.size} deliveries settled in time`);
 }
 
 /**
