@@ -125,7 +125,8 @@ export async function startRedisCluster(
           return start! <= slot && slot <= end!;
         });
         const port = Number(address.split('@')[0]!.split(':')[1]);
-        const node = nodes.find((candidate) => candidate.port === port);
+        // A killed master keeps its slots until the others mark it failing (a node timeout).
+        const node = nodes.find((candidate) => candidate.port === port && !candidate.gone());
         if (serves && node) return node;
       }
       throw new Error(`no live master serves slot ${slot}`);

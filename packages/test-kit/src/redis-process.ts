@@ -17,6 +17,8 @@ export interface RedisProcess {
 export type RedisStart = { server: RedisProcess } | { exitedSaying: string };
 
 const READY_WITHIN_MS = 5_000;
+/** Ports (or port pairs) tried before giving up. */
+const START_ATTEMPTS = 5;
 
 const running = new Set<ChildProcess>();
 // Should the test process go away first, take the servers with it.
@@ -52,8 +54,8 @@ function serverPid(port: number): Promise<number | null> {
  * port as itself: `INFO server` gives its pid, so another test's server that holds the port is
  * never taken for it. Returns what it printed when it exits first, as it does when its port (or
  * its cluster bus port) was taken between the caller finding it free and the server binding it:
- * the caller tries another. Throws, with the server's last output, when it neither answers nor exits in time,
- * after killing it.
+ * the caller tries another. Throws when it cannot be spawned at all (no redis-server on the
+ * PATH), and, after killing it, with its last output when it neither answers nor exits in time.
  */
 export async function spawnRedis(port: number, args: string[]): Promise<RedisStart> {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', ...args], {
@@ -62,9 +64,12 @@ export async function spawnRedis(port: number, args: string[]): Promise<RedisSta
   const output = lastLinesOf(child, 5);
   // 'close' comes once its output is read to the end, which 'exit' does not wait for.
   const closed = new Promise((resolve) => child.once('close', resolve));
-  // Not started at all (no redis-server on the PATH): no 'exit' may follow.
+  // Not started at all (no redis-server on the PATH): no 'exit' follows.
   let failed: Error | undefined;
-  child.once('error', (error) => (failed = error));
+  child.once('error', (error) => {
+    failed = error;
+    running.delete(child);
+  });
   running.add(child);
   child.once('exit', () => running.delete(child));
   const gone = () => failed !== undefined || child.exitCode !== null || child.signalCode !== null;
@@ -83,16 +88,14 @@ export async function spawnRedis(port: number, args: string[]): Promise<RedisSta
     await kill();
     throw error;
   }
-  if (failed) return { exitedSaying: failed.message };
+  // Another port would not help.
+  if (failed) throw new Error(`redis-server could not be started: ${failed.message}`);
   if (gone()) {
     await closed;
     return { exitedSaying: output.join(' | ') || 'nothing' };
   }
   return { server: { port, pid: child.pid!, gone, kill } };
 }
-
-/** Ports (or port pairs) tried before giving up. */
-const START_ATTEMPTS = 5;
 
 /**
  * A server on a port `pickPort` finds free, with `args(port)`. A port found free can be taken by
