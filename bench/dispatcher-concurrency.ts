@@ -2,17 +2,18 @@
  * `pnpm bench:dispatcher`: how many deliveries one dispatcher process sends per second with 10
  * (WEBHOOK_CONCURRENCY's default), 25, 50 (`pnpm bench`'s), 100 and 200 in flight, and where the
  * CPU goes at each (docs/operations.md sizes WEBHOOK_CONCURRENCY with it). A job holds its place
- * until its attempt is committed, so the count in flight bounds the rate, and the batches it
- * allows set the CPU each delivery costs. Each count runs the burst of `pnpm bench` (3,000 events
- * committed at once, to one receiver answering at once) in a dispatcher process of its own,
- * started and warmed up for each of its bursts; the counts take turns over 3 rounds, in an order
- * that turns each round, so the drift of a shared machine and the growing tables fall on all of
- * them. Prints its rows; bench/results/latest.json stays the full bench's.
+ * until its attempt is committed and BullMQ has marked it done, so the count in flight bounds the
+ * rate, and the batches it allows set the CPU each delivery costs. Each count runs the burst of
+ * `pnpm bench` (3,000 events committed at once, to one receiver answering at once) in a
+ * dispatcher process of its own, started and warmed up for each of its bursts; the counts take
+ * turns over as many rounds as there are counts, in an order that turns each round, so each
+ * count runs once in each place and the drift of a shared machine and the growing tables fall on
+ * all of them alike. Prints its rows; bench/results/latest.json stays the full bench's.
  */
 import { rssMb, runBench, stopAll, stopChild } from './lib/children';
 import { benchDatabase, loadCheckout } from './lib/checkout';
 import { databaseUrl, ROOT } from './lib/env';
-import { ROUNDS, roundOrder } from './lib/load';
+import { roundOrder, roundsFor } from './lib/load';
 import { prepareOutbox, removeOutbox, startDispatcher } from './lib/outbox';
 import { startReceiver } from './lib/receiver';
 import { printTable, type Row } from './lib/report';
@@ -33,14 +34,17 @@ async function main(): Promise<void> {
   try {
     const bursts = new Map<number, BurstRound[]>(IN_FLIGHT.map((inFlight) => [inFlight, []]));
     const rss = new Map<number, number>();
-    process.stderr.write(`${IN_FLIGHT.join(', ')} deliveries in flight: ${ROUNDS} rounds... `);
-    for (let round = 0; round < ROUNDS; round += 1)
+    const rounds = roundsFor(IN_FLIGHT.length);
+    process.stderr.write(`${IN_FLIGHT.join(', ')} deliveries in flight: ${rounds} rounds... `);
+    for (let round = 0; round < rounds; round += 1)
       for (const inFlight of roundOrder(IN_FLIGHT, round)) {
         const dispatcher = await startDispatcher(outbox, `dispatcher (${inFlight} in flight)`, {
           concurrency: inFlight,
         });
         try {
-          await warmUp(outbox, receiver);
+          await warmUp(outbox, receiver).catch((error: unknown) => {
+            throw new Error(`${inFlight} in flight: ${error instanceof Error ? error.message : String(error)}`);
+          });
           bursts.get(inFlight)!.push(await oneBurst(outbox, receiver));
           rss.set(inFlight, rssMb(dispatcher));
         } finally {
@@ -63,7 +67,7 @@ async function main(): Promise<void> {
     }
     console.log('');
     printTable(rows, [
-      `Loopback, one dispatcher process (not pinned) at a time, WEBHOOK_CONCURRENCY as named; ${ROUNDS} bursts of ${BURST_EVENTS} events per row, ` +
+      `Loopback, one dispatcher process (not pinned) at a time, WEBHOOK_CONCURRENCY as named; ${roundsFor(IN_FLIGHT.length)} bursts of ${BURST_EVENTS} events per row, ` +
         'each in a fresh process after a warm-up burst, timed from the commit to the last arrival at a receiver on 127.0.0.1 that answers at once.',
     ]);
   } finally {

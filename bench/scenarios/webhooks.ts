@@ -113,17 +113,25 @@ export interface BurstRound {
   burst: Burst;
   cpu: CpuUse;
   connections: number;
+  /** Deliveries not recorded as succeeded in time: their bookkeeping ran into the next round. */
+  unsettled: number;
 }
 
 export async function oneBurst(outbox: Outbox, receiver: Receiver): Promise<BurstRound> {
   const connectionsBefore = receiver.connections();
   const commits = await writeBurst(outbox, BURST_EVENTS);
-  const [, cpu] = await measureCpu(async () => {
+  const [settled, cpu] = await measureCpu(async () => {
     await awaitArrivals(receiver, commits);
-    await awaitSettled(outbox, commits);
+    return awaitSettled(outbox, commits);
   });
   const burst = await summariseBurst(outbox, receiver, commits);
-  return { commits, burst, cpu, connections: receiver.connections() - connectionsBefore };
+  return {
+    commits,
+    burst,
+    cpu,
+    connections: receiver.connections() - connectionsBefore,
+    unsettled: commits.size - settled,
+  };
 }
 
 /**
@@ -150,9 +158,11 @@ export async function mergeBursts(outbox: Outbox, receiver: Receiver, rounds: Bu
   const seconds = rounds.reduce((sum, r) => sum + r.burst.seconds, 0);
   const cpu = addCpu(rounds.map((r) => r.cpu));
   const connections = rounds.reduce((sum, r) => sum + r.connections, 0);
+  const unsettled = rounds.reduce((sum, r) => sum + r.unsettled, 0);
   const note = [
     all.missing ? `${all.missing} missing` : '',
     all.repeats ? `${all.repeats} repeats` : '',
+    unsettled ? `${unsettled} not recorded in time` : '',
     `${connections} TCP connections`,
     `queue p50 ${all.queue[0].toFixed(0)} ms, POST p50 ${all.attempt[0].toFixed(0)} ms`,
     describeCpu(cpu, delivered, 'delivery'),
