@@ -20,6 +20,8 @@ import { printTable, type Row } from './lib/report';
 import { BURST_EVENTS, mergeBursts, oneBurst, warmUp, type BurstRound } from './scenarios/webhooks';
 
 const IN_FLIGHT = [10, 25, 50, 100, 200];
+/** One per count, so each runs once in each place. */
+const SWEEP_ROUNDS = roundsFor(IN_FLIGHT.length);
 const rowName = (inFlight: number) => `dispatcher burst, ${inFlight} deliveries in flight`;
 
 async function main(): Promise<void> {
@@ -34,9 +36,8 @@ async function main(): Promise<void> {
   try {
     const bursts = new Map<number, BurstRound[]>(IN_FLIGHT.map((inFlight) => [inFlight, []]));
     const rss = new Map<number, number>();
-    const rounds = roundsFor(IN_FLIGHT.length);
-    process.stderr.write(`${IN_FLIGHT.join(', ')} deliveries in flight: ${rounds} rounds... `);
-    for (let round = 0; round < rounds; round += 1)
+    process.stderr.write(`${IN_FLIGHT.join(', ')} deliveries in flight: ${SWEEP_ROUNDS} rounds... `);
+    for (let round = 0; round < SWEEP_ROUNDS; round += 1)
       for (const inFlight of roundOrder(IN_FLIGHT, round)) {
         const dispatcher = await startDispatcher(outbox, `dispatcher (${inFlight} in flight)`, {
           concurrency: inFlight,
@@ -67,7 +68,7 @@ async function main(): Promise<void> {
     }
     console.log('');
     printTable(rows, [
-      `Loopback, one dispatcher process (not pinned) at a time, WEBHOOK_CONCURRENCY as named; ${roundsFor(IN_FLIGHT.length)} bursts of ${BURST_EVENTS} events per row, ` +
+      `Loopback, one dispatcher process (not pinned) at a time, WEBHOOK_CONCURRENCY as named; ${SWEEP_ROUNDS} bursts of ${BURST_EVENTS} events per row, ` +
         'each in a fresh process after a warm-up burst, timed from the commit to the last arrival at a receiver on 127.0.0.1 that answers at once.',
     ]);
   } finally {

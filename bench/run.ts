@@ -10,9 +10,10 @@
  * whose ratio is to the baseline, the booking ceiling or the BullMQ + POST ceiling, or to another
  * row (the hold cost on fresh slots, 1 process against 2), is measured in rounds side by side
  * with that row and with the other checkout's same rows, in an order that turns each round, so
- * no side always runs first; the hold ceilings and the BullMQ no-op ceiling run once. Measured rows note where the CPU went. Prints the table and writes
- * bench/results/latest.json. Everything shares one machine, so only ratios taken in one run mean
- * anything; docs/testing.md describes each scenario.
+ * no side always runs first; the hold ceilings and the BullMQ no-op ceiling run once. Measured
+ * rows note where the CPU went. Prints the table and writes bench/results/latest.json.
+ * Everything shares one machine, so only ratios taken in one run mean anything; docs/testing.md
+ * describes each scenario.
  */
 import { startApi, type CheckoutApi } from './lib/api';
 import { prepareCatalogue, type Catalogue } from './lib/catalogue';
@@ -88,11 +89,8 @@ async function apiRuns(list: Checkout[], rows: AppRows): Promise<void> {
 /** The scenarios run on one API of each checkout, all up at once and stopped when they are done. */
 async function sideBySide(catalogues: Catalogue[], rows: AppRows): Promise<void> {
   const apps: CheckoutApi[] = [];
-  const of = (scenario: string) =>
-    bothOf(
-      scenario,
-      catalogues.map((c) => c.checkout),
-    );
+  const checkoutsOf = catalogues.map((c) => c.checkout);
+  const of = (scenario: string) => bothOf(scenario, checkoutsOf);
   try {
     for (const catalogue of catalogues)
       apps.push({ ...catalogue, api: await startApi(catalogue.checkout, catalogue.databaseUrl) });
