@@ -1,6 +1,6 @@
 /**
- * `pnpm bench:dispatcher`: how many deliveries one dispatcher process sends per second with 10
- * (WEBHOOK_CONCURRENCY's default), 25, 50 (`pnpm bench`'s), 100 and 200 in flight, and where the
+ * `pnpm bench:dispatcher`: how many deliveries one dispatcher process sends per second with 10,
+ * 25, 50 (WEBHOOK_CONCURRENCY's default, and `pnpm bench`'s), 100 and 200 in flight, and where the
  * CPU goes at each (docs/operations.md sizes WEBHOOK_CONCURRENCY with it). A job holds its place
  * until its attempt is committed and BullMQ has marked it done, so the count in flight bounds the
  * rate, and the batches it allows set the CPU each delivery costs. Each count runs the burst of
@@ -68,7 +68,7 @@ async function main(): Promise<void> {
     }
     console.log('');
     printTable(rows, [
-      `Loopback, one dispatcher process (not pinned) at a time, WEBHOOK_CONCURRENCY as named; ${SWEEP_ROUNDS} bursts of ${BURST_EVENTS} events per row, ` +
+      `Loopback, one dispatcher process (not pinned) at a time, WEBHOOK_CONCURRENCY as named (WEBHOOK_ENDPOINT_CONCURRENCY the same); ${SWEEP_ROUNDS} bursts of ${BURST_EVENTS} events per row, ` +
         'each in a fresh process after a warm-up burst, timed from the commit to the last arrival at a receiver on 127.0.0.1 that answers at once.',
     ]);
   } finally {

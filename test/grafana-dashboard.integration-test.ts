@@ -4,6 +4,7 @@ import path from 'node:path';
 import { createApiMetrics } from '@booking/api/src/metrics/api-metrics';
 import { createWorkerMetrics } from '@booking/api/src/jobs/worker-metrics';
 import { createPgPool, createRedis } from '@booking/db';
+import { EndpointPlaces } from '@booking/dispatcher/src/delivery/endpoint-places';
 import { createMetrics } from '@booking/dispatcher/src/metrics';
 import { startScheduledJobs } from '@booking/jobs';
 import { createLogger } from '@booking/logging';
@@ -76,7 +77,7 @@ describe('the Grafana dashboard', () => {
   beforeAll(async () => {
     const api = createApiMetrics({ pool, redis, queueRedis: redis });
     const worker = createWorkerMetrics({ redis, queueRedis: connection });
-    const dispatcher = createMetrics(deliveryQueue);
+    const dispatcher = createMetrics(deliveryQueue, new EndpointPlaces(10));
     // The job metrics are the ones startScheduledJobs registers (worker and dispatcher alike).
     const jobs = await startScheduledJobs({
       connection,

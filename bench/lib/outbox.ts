@@ -101,6 +101,8 @@ export async function startDispatcher(
       QUEUE_PREFIX: outbox.queuePrefix,
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
       WEBHOOK_CONCURRENCY: String(concurrency),
+      // The burst is for one endpoint, and the ceiling caps no endpoint: neither does this.
+      WEBHOOK_ENDPOINT_CONCURRENCY: String(concurrency),
       LOG_LEVEL: 'warn',
       METRICS_PORT: String(metricsPort),
     },

@@ -5,6 +5,7 @@ import { serveMetrics, watchPgPool, watchRedis } from '@booking/metrics';
 import { createDeliveryQueue, queueConnection } from '@booking/webhook-queue';
 import type { Logger } from 'pino';
 import { MAINTENANCE_LOCK_MS, MAINTENANCE_QUEUE, maintenanceJobs } from './maintenance/maintenance-jobs';
+import { EndpointPlaces } from './delivery/endpoint-places';
 import { ReceiverAgents } from './delivery/receiver-agents';
 import { createMetrics } from './metrics';
 import { lateCommitFor, startOutboxRelay } from './relay/outbox-relay';
@@ -37,7 +38,8 @@ export async function startDispatcher(
   const connection = queueConnection(config);
   connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
   const queue = createDeliveryQueue(connection, config.queuePrefix);
-  const metrics = createMetrics(queue);
+  const places = new EndpointPlaces(config.webhooks.endpointConcurrency);
+  const metrics = createMetrics(queue, places);
   const sql = createPgPool(config.databaseUrl, { poolSize: config.dbPoolSize, ...config.dbTimeouts });
   sql.on('error', (error) => logger.warn({ err: error }, 'postgresql connection error'));
   watchPgPool(metrics.registry, sql);
@@ -49,7 +51,10 @@ export async function startDispatcher(
   const agents = new ReceiverAgents();
   const reader = createDeliveryReader(sql);
   const secrets = new EndpointSecrets(config.webhooks.secretKey);
-  const worker = startDeliveryWorker({ db, reader, recorder, agents, secrets, config, logger, metrics }, connection);
+  const worker = startDeliveryWorker(
+    { db, reader, recorder, agents, places, secrets, config, logger, metrics },
+    connection,
+  );
   const stopRelay = startOutboxRelay({
     sql,
     queue,
@@ -72,7 +77,11 @@ export async function startDispatcher(
       ? null
       : serveMetrics(metrics.registry, { port: config.metricsPort, logger, portSetting: 'METRICS_PORT' });
   logger.info(
-    { concurrency: config.webhooks.concurrency, metricsPort: server ? config.metricsPort : null },
+    {
+      concurrency: config.webhooks.concurrency,
+      endpointConcurrency: config.webhooks.endpointConcurrency,
+      metricsPort: server ? config.metricsPort : null,
+    },
     'dispatcher started',
   );
 
@@ -80,7 +89,11 @@ export async function startDispatcher(
     async stop() {
       await stopRelay();
       // Lets in-flight attempts and a running sweep finish; unfinished jobs go back to the queue.
-      await Promise.all([worker.close(), maintenance.close(config.shutdownGraceMs)]);
+      // The worker stops taking jobs first; then those waiting for an endpoint's place go back
+      // at once rather than after the endpoint's requests ahead of them.
+      const workerClosed = worker.close();
+      places.close();
+      await Promise.all([workerClosed, maintenance.close(config.shutdownGraceMs)]);
       await Promise.all([reader.close(), recorder.close()]);
       agents.destroy();
       await queue.close();

@@ -1,5 +1,6 @@
 import { readWithin } from '@booking/metrics';
 import type { DeliveryQueue } from '@booking/webhook-queue';
+import type { EndpointPlaces } from './delivery/endpoint-places';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface DispatcherMetrics {
@@ -9,10 +10,11 @@ export interface DispatcherMetrics {
 }
 
 /**
- * Prometheus metrics: deliveries by outcome, attempt latency, and queue depth read on scrape; the
- * maintenance jobs add theirs (@booking/jobs). Served by @booking/metrics on METRICS_PORT.
+ * Prometheus metrics: deliveries by outcome, attempt latency, and queue depth and the jobs waiting
+ * for an endpoint's place read on scrape; the maintenance jobs add theirs (@booking/jobs). Served
+ * by @booking/metrics on METRICS_PORT.
  */
-export function createMetrics(queue: DeliveryQueue): DispatcherMetrics {
+export function createMetrics(queue: DeliveryQueue, places: EndpointPlaces): DispatcherMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const deliveries = new Counter({
@@ -38,6 +40,14 @@ export function createMetrics(queue: DeliveryQueue): DispatcherMetrics {
       // The worker's connection waits for Redis while it is away: absent beats a hung scrape.
       const counts = await readWithin(queue.getJobCounts('waiting', 'active', 'delayed', 'failed'), 1_000);
       for (const [state, count] of Object.entries(counts ?? {})) this.set({ state }, count);
+    },
+  });
+  new Gauge({
+    name: 'webhook_jobs_waiting_for_endpoint',
+    help: 'Delivery jobs of this process waiting for a place of their endpoint (WEBHOOK_ENDPOINT_CONCURRENCY)',
+    registers: [registry],
+    collect() {
+      this.set(places.waitingJobs());
     },
   });
   return { registry, deliveries, attemptSeconds };

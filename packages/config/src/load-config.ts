@@ -193,7 +193,11 @@ const specs = {
     default: DEV_WEBHOOK_SECRET_KEY,
     desc: 'Key that encrypts webhook signing secrets at rest; required (32+ characters) in production',
   }),
-  WEBHOOK_CONCURRENCY: positiveInt({ default: 10, desc: 'Deliveries one dispatcher process sends at once' }),
+  WEBHOOK_CONCURRENCY: positiveInt({ default: 50, desc: 'Deliveries one dispatcher process works on at once' }),
+  WEBHOOK_ENDPOINT_CONCURRENCY: positiveInt({
+    default: 10,
+    desc: 'Requests one dispatcher process has in flight to any one endpoint; its other deliveries wait in the process',
+  }),
   WEBHOOK_RELAY_INTERVAL_MS: positiveInt({
     default: 50,
     desc: 'How often the relay polls the outbox for committed events (an idle relay finds one at most this long after its commit)',
@@ -351,6 +355,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       allowPrivateUrls: parsed.WEBHOOK_ALLOW_PRIVATE_URLS,
       secretKey: parsed.WEBHOOK_SECRET_KEY,
       concurrency: parsed.WEBHOOK_CONCURRENCY,
+      endpointConcurrency: parsed.WEBHOOK_ENDPOINT_CONCURRENCY,
       relayIntervalMs: parsed.WEBHOOK_RELAY_INTERVAL_MS,
       sweepIntervalMs: parsed.WEBHOOK_SWEEP_INTERVAL_MS,
     },

@@ -5,6 +5,7 @@ import type { DeliveryJobData } from '@booking/webhook-queue';
 import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { postWebhook } from '../delivery/post-webhook';
+import type { EndpointPlaces, Place } from '../delivery/endpoint-places';
 import type { ReceiverAgents } from '../delivery/receiver-agents';
 import type { DispatcherMetrics } from '../metrics';
 import type { AttemptRecorder } from './attempt-recorder';
@@ -18,6 +19,7 @@ export interface DeliverDeps {
   reader: DeliveryReader;
   recorder: AttemptRecorder;
   agents: ReceiverAgents;
+  places: EndpointPlaces;
   secrets: EndpointSecrets;
   config: Config;
   logger: Logger;
@@ -25,32 +27,54 @@ export interface DeliverDeps {
 }
 
 /**
+ * A job that waited this long for its endpoint's place reads its delivery again before sending:
+ * meanwhile the endpoint may have been disabled, deleted or given another URL.
+ */
+export const READ_AGAIN_AFTER_WAIT_MS = 1_000;
+
+/**
  * One attempt of one delivery: re-read everything from PostgreSQL (the job carries only the id),
- * build and sign the body, send it, and record the attempt. A failure with attempts left puts
- * the same job back in the queue, delayed by the schedule's next step: the delivery's own
- * attempt count (in PostgreSQL) decides the step, so a redeliver or a crash never desynchronises
- * the schedule. The last failure marks the delivery abandoned.
+ * take one of its endpoint's places in this process (see EndpointPlaces), build and sign the
+ * body, send it, and record the attempt. A failure with attempts left puts the same job back in
+ * the queue, delayed by the schedule's next step: the delivery's own attempt count (in
+ * PostgreSQL) decides the step, so a redeliver or a crash never desynchronises the schedule. The
+ * last failure marks the delivery abandoned.
  */
 export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>, token?: string): Promise<void> {
-  const delivery = await deps.reader.read(job.data.deliveryId);
-  // Gone, or settled by an earlier run of this job that crashed before completing it.
-  if (!delivery || delivery.status === 'succeeded' || delivery.status === 'abandoned') return;
-  // The attempt's span continues the trace of the request or job that recorded the event.
-  const retryInMs = tracingActive()
-    ? await inSpan(
-        'webhook deliver',
-        {
-          kind: 'consumer',
-          parent: delivery.event?.trace,
-          attributes: {
-            'webhook.delivery_id': delivery.id,
-            'webhook.event': delivery.eventName,
-            'webhook.endpoint_id': delivery.endpoint.id,
+  let delivery = await deps.reader.read(job.data.deliveryId);
+  if (!unsettled(delivery)) return;
+  const place = await deps.places.take(delivery.endpoint.id);
+  if (!place) {
+    // The process is closing: the job goes back to the queue as it was, for another process.
+    await job.moveToDelayed(Date.now(), token);
+    throw new DelayedError();
+  }
+  let retryInMs: number | null;
+  try {
+    if (place.waitedMs >= READ_AGAIN_AFTER_WAIT_MS) {
+      delivery = await deps.reader.read(job.data.deliveryId);
+      if (!unsettled(delivery)) return;
+    }
+    const sending = delivery;
+    // The attempt's span continues the trace of the request or job that recorded the event.
+    retryInMs = tracingActive()
+      ? await inSpan(
+          'webhook deliver',
+          {
+            kind: 'consumer',
+            parent: sending.event?.trace,
+            attributes: {
+              'webhook.delivery_id': sending.id,
+              'webhook.event': sending.eventName,
+              'webhook.endpoint_id': sending.endpoint.id,
+            },
           },
-        },
-        (span) => attempt(deps, delivery, span),
-      )
-    : await attempt(deps, delivery);
+          (span) => attempt(deps, sending, place, span),
+        )
+      : await attempt(deps, sending, place);
+  } finally {
+    place.release();
+  }
   if (retryInMs !== null) {
     // The delayed job keeps its id (the delivery's), so it stays the delivery's only job.
     await job.moveToDelayed(Date.now() + retryInMs, token);
@@ -58,8 +82,21 @@ export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>, toke
   }
 }
 
-/** Sends `delivery` once and records it; returns the wait before the next attempt, or null when there is none. */
-async function attempt(deps: DeliverDeps, delivery: DeliveryToSend, span?: SpanHandle): Promise<number | null> {
+/** False when the delivery is gone, or settled by an earlier run of its job that crashed before completing it. */
+function unsettled(delivery: DeliveryToSend | null): delivery is DeliveryToSend {
+  return delivery !== null && delivery.status !== 'succeeded' && delivery.status !== 'abandoned';
+}
+
+/**
+ * Sends `delivery` once, holding `place`, which it gives back as soon as the answer is in, and
+ * records the attempt; returns the wait before the next attempt, or null when there is none.
+ */
+async function attempt(
+  deps: DeliverDeps,
+  delivery: DeliveryToSend,
+  place: Place,
+  span?: SpanHandle,
+): Promise<number | null> {
   const { db, config, metrics } = deps;
   const { endpoint } = delivery;
   if (endpoint.deletedAt) {
@@ -109,6 +146,8 @@ async function attempt(deps: DeliverDeps, delivery: DeliveryToSend, span?: SpanH
         responseBody: null,
         error: 'a sealed secret cannot be decrypted (was WEBHOOK_SECRET_KEY changed?)',
       };
+  // Recording the attempt needs no place: the endpoint's next request goes out meanwhile.
+  place.release();
   metrics.attemptSeconds.observe({ ok: String(result.ok) }, result.durationMs / 1000);
 
   const { outcome, endpointDisabled, nextDelayMs } = await deps.recorder.record({

@@ -27,6 +27,8 @@ export interface WebhookHarness {
   env: Record<string, string>;
   /** The API in-process, on the harness's own database and queue prefix. */
   t: TestApp;
+  /** The dispatcher the harness started with. */
+  dispatcher: Dispatcher;
   /** Starts one more dispatcher on the same database and queue; all are stopped by close(). */
   startDispatcher(): Promise<Dispatcher>;
   close(): Promise<void>;
@@ -49,8 +51,9 @@ export async function startHarness(overrides: Record<string, string> = {}): Prom
     dispatchers.push(dispatcher);
     return dispatcher;
   };
+  let dispatcher: Dispatcher;
   try {
-    await start();
+    dispatcher = await start();
   } catch (error) {
     await t.close();
     await isolated.drop();
@@ -59,6 +62,7 @@ export async function startHarness(overrides: Record<string, string> = {}): Prom
   return {
     env,
     t,
+    dispatcher,
     startDispatcher: start,
     async close() {
       await Promise.allSettled(dispatchers.splice(0).map((d) => d.stop()));
