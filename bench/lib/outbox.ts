@@ -80,12 +80,18 @@ export async function removeOutbox(outbox: Outbox): Promise<void> {
 
 /**
  * The checkout's dispatcher process (its own `apps/dispatcher/src/main.ts`), pinned to `core` if
- * given, sending `concurrency` deliveries at once (WEBHOOK_CONCURRENCY).
+ * given, working on `concurrency` deliveries at once (WEBHOOK_CONCURRENCY), of which it sends at
+ * most `perEndpoint` at once to the one endpoint (WEBHOOK_ENDPOINT_CONCURRENCY; by default as
+ * many, no bound, since the BullMQ + POST ceiling has none).
  */
 export async function startDispatcher(
   outbox: Outbox,
   name: string,
-  { core, concurrency = WEBHOOK_CONCURRENCY }: { core?: number; concurrency?: number } = {},
+  {
+    core,
+    concurrency = WEBHOOK_CONCURRENCY,
+    perEndpoint = concurrency,
+  }: { core?: number; concurrency?: number; perEndpoint?: number } = {},
 ): Promise<Child> {
   const metricsPort = await freePort();
   const child = spawnNode(
@@ -101,8 +107,7 @@ export async function startDispatcher(
       QUEUE_PREFIX: outbox.queuePrefix,
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
       WEBHOOK_CONCURRENCY: String(concurrency),
-      // The burst is for one endpoint, and the ceiling caps no endpoint: neither does this.
-      WEBHOOK_ENDPOINT_CONCURRENCY: String(concurrency),
+      WEBHOOK_ENDPOINT_CONCURRENCY: String(perEndpoint),
       LOG_LEVEL: 'warn',
       METRICS_PORT: String(metricsPort),
     },

@@ -110,6 +110,23 @@ describe("an endpoint's places in a dispatcher process (WEBHOOK_ENDPOINT_CONCURR
     expect(slow.state.maxOpen).toBe(2);
   });
 
+  it('reads a delivery again after a long wait for a place, and sends nothing to an endpoint disabled meanwhile', async () => {
+    const slow = await receiver(1_500);
+    const endpoint = await tenant.createEndpoint(slow.url);
+
+    const [, , third] = await sendTests(endpoint.id, 3);
+    await waitUntil(() => slow.state.arrivals.length >= 2, { timeoutMs: 5_000, what: 'the first two requests' });
+    // The third waits for a place (1.5 s, past READ_AGAIN_AFTER_WAIT_MS) while the endpoint is disabled.
+    await h.t.deps.db.webhookEndpoint.update({ where: { id: endpoint.id }, data: { status: 'disabled' } });
+
+    await waitUntil(async () => (await statusesOf([third!]))[0] === 'waiting', {
+      timeoutMs: 5_000,
+      what: 'the third delivery waiting for the endpoint to be resumed',
+    });
+    expect(slow.state.arrivals).toHaveLength(2);
+    expect(slow.state.arrivals.map((a) => a.deliveryId)).not.toContain(third);
+  });
+
   it('stops without waiting for queued requests, which another process then sends once each', async () => {
     const slow = await receiver(1_000);
     const endpoint = await tenant.createEndpoint(slow.url);

@@ -19,8 +19,10 @@ describe('EndpointPlaces', () => {
     const third = places.take('a');
 
     expect(await settled(third)).toBe(false);
+    expect(places.waitingJobs()).toBe(1);
     first.release();
     expect(await settled(third)).toBe(true);
+    expect(places.waitingJobs()).toBe(0);
     expect(await third).not.toBeNull();
     expect(second.waitedMs).toBeLessThan(25);
   });
@@ -73,8 +75,10 @@ describe('EndpointPlaces', () => {
     const holder = (await places.take('a'))!;
     const waiting = places.take('a');
 
+    expect(places.waitingJobs()).toBe(1);
     places.close();
 
+    expect(places.waitingJobs()).toBe(0);
     expect(await waiting).toBeNull();
     expect(await places.take('b')).toBeNull();
     expect(() => holder.release()).not.toThrow();

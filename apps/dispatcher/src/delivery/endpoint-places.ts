@@ -14,7 +14,7 @@ interface Endpoint {
 
 /**
  * The requests one dispatcher process has in flight to each endpoint, at most `perEndpoint`
- * (WEBHOOK_ENDPOINT_CONCURRENCY) at a time: what a receiver gets is bounded by the processes
+ * (WEBHOOK_ENDPOINT_CONCURRENCY) at a time: what one endpoint gets is bounded by the processes
  * times that, however many deliveries a process runs at once (WEBHOOK_CONCURRENCY). A job over
  * the bound waits in the process, in arrival order, for a place of its endpoint to come free.
  */

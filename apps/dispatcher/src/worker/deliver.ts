@@ -10,6 +10,7 @@ import type { ReceiverAgents } from '../delivery/receiver-agents';
 import type { DispatcherMetrics } from '../metrics';
 import type { AttemptRecorder } from './attempt-recorder';
 import { buildEnvelope, withSecretFields } from './build-envelope';
+import { jobLockMs } from './job-lock';
 import type { EndpointSecrets } from './endpoint-secrets';
 import type { DeliveryReader, DeliveryToSend } from './read-delivery';
 import { signedHeaders } from './signed-headers';
@@ -27,10 +28,15 @@ export interface DeliverDeps {
 }
 
 /**
- * A job that waited this long for its endpoint's place reads its delivery again before sending:
- * meanwhile the endpoint may have been disabled, deleted or given another URL.
+ * A job that waited this long for its endpoint's place makes sure before sending that it is still
+ * its worker's, and reads its delivery again: meanwhile the endpoint may have been disabled,
+ * deleted or given another URL.
  */
 export const READ_AGAIN_AFTER_WAIT_MS = 1_000;
+
+/** What an attempt asks of its job: nothing more, a retry after so many ms, or back to the queue as it was. */
+const REQUEUE = Symbol('requeue');
+type Next = null | number | typeof REQUEUE;
 
 /**
  * One attempt of one delivery: re-read everything from PostgreSQL (the job carries only the id),
@@ -41,45 +47,29 @@ export const READ_AGAIN_AFTER_WAIT_MS = 1_000;
  * last failure marks the delivery abandoned.
  */
 export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>, token?: string): Promise<void> {
-  let delivery = await deps.reader.read(job.data.deliveryId);
+  const delivery = await deps.reader.read(job.data.deliveryId);
   if (!unsettled(delivery)) return;
-  const place = await deps.places.take(delivery.endpoint.id);
-  if (!place) {
-    // The process is closing: the job goes back to the queue as it was, for another process.
-    await job.moveToDelayed(Date.now(), token);
-    throw new DelayedError();
-  }
-  let retryInMs: number | null;
-  try {
-    if (place.waitedMs >= READ_AGAIN_AFTER_WAIT_MS) {
-      delivery = await deps.reader.read(job.data.deliveryId);
-      if (!unsettled(delivery)) return;
-    }
-    const sending = delivery;
-    // The attempt's span continues the trace of the request or job that recorded the event.
-    retryInMs = tracingActive()
-      ? await inSpan(
-          'webhook deliver',
-          {
-            kind: 'consumer',
-            parent: sending.event?.trace,
-            attributes: {
-              'webhook.delivery_id': sending.id,
-              'webhook.event': sending.eventName,
-              'webhook.endpoint_id': sending.endpoint.id,
-            },
+  // The attempt's span continues the trace of the request or job that recorded the event.
+  const next = tracingActive()
+    ? await inSpan(
+        'webhook deliver',
+        {
+          kind: 'consumer',
+          parent: delivery.event?.trace,
+          attributes: {
+            'webhook.delivery_id': delivery.id,
+            'webhook.event': delivery.eventName,
+            'webhook.endpoint_id': delivery.endpoint.id,
           },
-          (span) => attempt(deps, sending, place, span),
-        )
-      : await attempt(deps, sending, place);
-  } finally {
-    place.release();
-  }
-  if (retryInMs !== null) {
-    // The delayed job keeps its id (the delivery's), so it stays the delivery's only job.
-    await job.moveToDelayed(Date.now() + retryInMs, token);
-    throw new DelayedError();
-  }
+        },
+        (span) => attempt(deps, job, token, delivery, span),
+      )
+    : await attempt(deps, job, token, delivery);
+  if (next === null) return;
+  // The delayed job keeps its id (the delivery's), so it stays the delivery's only job; one put
+  // back as it was (its process is closing) is due at once, for another process.
+  await job.moveToDelayed(Date.now() + (next === REQUEUE ? 0 : next), token);
+  throw new DelayedError();
 }
 
 /** False when the delivery is gone, or settled by an earlier run of its job that crashed before completing it. */
@@ -87,30 +77,77 @@ function unsettled(delivery: DeliveryToSend | null): delivery is DeliveryToSend 
   return delivery !== null && delivery.status !== 'succeeded' && delivery.status !== 'abandoned';
 }
 
+/** `read` sent once, if its endpoint still takes it, under one of the endpoint's places. */
+async function attempt(
+  deps: DeliverDeps,
+  job: Job<DeliveryJobData>,
+  token: string | undefined,
+  read: DeliveryToSend,
+  span?: SpanHandle,
+): Promise<Next> {
+  if (await settledUnsent(deps, read, span)) return null;
+  const place = await deps.places.take(read.endpoint.id);
+  if (!place) {
+    span?.setAttributes({ 'webhook.outcome': 'requeued' });
+    return REQUEUE;
+  }
+  try {
+    let delivery = read;
+    if (place.waitedMs >= READ_AGAIN_AFTER_WAIT_MS) {
+      // The worker renews the lock of a job while it waits, unless Redis was away for longer
+      // than a lock: then another worker may have the job already, and must be the one to send.
+      const { lockDuration } = jobLockMs(deps.config.webhooks.timeoutMs);
+      if (token !== undefined && (await job.extendLock(token, lockDuration)) !== 1) {
+        throw new Error('the job lock was lost while waiting for a place of its endpoint; the delivery is not sent');
+      }
+      const again = await deps.reader.read(read.id);
+      if (!unsettled(again) || (await settledUnsent(deps, again, span))) return null;
+      delivery = again;
+    }
+    return await send(deps, delivery, place, span);
+  } finally {
+    place.release();
+  }
+}
+
+/**
+ * Settles without a request a delivery whose endpoint takes none: abandoned when the endpoint is
+ * deleted, waiting (for a resume) when it is disabled. False when the endpoint takes it.
+ */
+async function settledUnsent(deps: DeliverDeps, delivery: DeliveryToSend, span?: SpanHandle): Promise<boolean> {
+  const { endpoint } = delivery;
+  if (endpoint.deletedAt) {
+    await deps.db.webhookDelivery.update({
+      where: { id: delivery.id },
+      data: { status: 'abandoned', nextAttemptAt: null },
+    });
+    span?.setAttributes({ 'webhook.outcome': 'endpoint_deleted' });
+    return true;
+  }
+  if (endpoint.status === 'disabled') {
+    await deps.db.webhookDelivery.update({
+      where: { id: delivery.id },
+      data: { status: 'waiting', nextAttemptAt: null },
+    });
+    deps.metrics.deliveries.inc({ outcome: 'waiting' });
+    span?.setAttributes({ 'webhook.outcome': 'waiting' });
+    return true;
+  }
+  return false;
+}
+
 /**
  * Sends `delivery` once, holding `place`, which it gives back as soon as the answer is in, and
  * records the attempt; returns the wait before the next attempt, or null when there is none.
  */
-async function attempt(
+async function send(
   deps: DeliverDeps,
   delivery: DeliveryToSend,
   place: Place,
   span?: SpanHandle,
 ): Promise<number | null> {
-  const { db, config, metrics } = deps;
+  const { config, metrics } = deps;
   const { endpoint } = delivery;
-  if (endpoint.deletedAt) {
-    await db.webhookDelivery.update({ where: { id: delivery.id }, data: { status: 'abandoned', nextAttemptAt: null } });
-    span?.setAttributes({ 'webhook.outcome': 'endpoint_deleted' });
-    return null;
-  }
-  if (endpoint.status === 'disabled') {
-    await db.webhookDelivery.update({ where: { id: delivery.id }, data: { status: 'waiting', nextAttemptAt: null } });
-    metrics.deliveries.inc({ outcome: 'waiting' });
-    span?.setAttributes({ 'webhook.outcome': 'waiting' });
-    return null;
-  }
-
   const envelope = buildEnvelope(delivery);
   const startedAt = new Date();
   let body = '';
