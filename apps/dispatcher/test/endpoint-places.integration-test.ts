@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { seedTenant, waitUntil } from '@booking/test-kit';
+import { seedTenant, sleep, waitUntil } from '@booking/test-kit';
+import { READ_AGAIN_AFTER_WAIT_MS } from '../src/worker/deliver';
 import { startHarness, TenantClient, type WebhookHarness } from './support/webhook-harness';
 
 /**
@@ -46,7 +47,8 @@ describe("an endpoint's places in a dispatcher process (WEBHOOK_ENDPOINT_CONCURR
     h = await startHarness({
       WEBHOOK_CONCURRENCY: '8',
       WEBHOOK_ENDPOINT_CONCURRENCY: '2',
-      WEBHOOK_TIMEOUT_MS: '5000',
+      // A 10 s job lock (the least), so a job whose lock is lost moves on within about 10 s.
+      WEBHOOK_TIMEOUT_MS: '3000',
     });
     tenant = new TenantClient(h.t, await seedTenant(h.t.deps));
   });
@@ -70,6 +72,14 @@ describe("an endpoint's places in a dispatcher process (WEBHOOK_ENDPOINT_CONCURR
     }
     return ids;
   };
+  /** Resolves once the job of `deliveryId` is active, and a little later: past its read, waiting for a place. */
+  const waitingForPlace = async (deliveryId: string) => {
+    await waitUntil(async () => (await h.t.deps.deliveryQueue.getJob(deliveryId))?.isActive(), {
+      timeoutMs: 5_000,
+      what: `the job of ${deliveryId} active`,
+    });
+    await sleep(200);
+  };
   const statusesOf = async (ids: string[]) =>
     (await h.t.deps.db.webhookDelivery.findMany({ where: { id: { in: ids } }, select: { status: true } })).map(
       (d) => d.status,
@@ -92,7 +102,7 @@ describe("an endpoint's places in a dispatcher process (WEBHOOK_ENDPOINT_CONCURR
   });
 
   it("does not hold another endpoint's deliveries behind a busy one's", async () => {
-    const slow = await receiver(500);
+    const slow = await receiver(1_000);
     const fast = await receiver(0);
     const busy = await tenant.createEndpoint(slow.url);
     const other = await tenant.createEndpoint(fast.url);
@@ -102,7 +112,7 @@ describe("an endpoint's places in a dispatcher process (WEBHOOK_ENDPOINT_CONCURR
     const [otherId] = await sendTests(other.id, 1);
 
     await waitUntil(() => fast.state.arrivals.length >= 1, { timeoutMs: 5_000, what: 'the other delivery' });
-    // The busy endpoint's last two requests wait for its first two (500 ms each); the other
+    // The busy endpoint's last two requests wait for its first two (1 s each); the other
     // endpoint's went out meanwhile.
     expect(fast.state.arrivals[0]!.deliveryId).toBe(otherId);
     expect(slow.state.arrivals.length).toBeLessThan(4);
@@ -111,12 +121,12 @@ describe("an endpoint's places in a dispatcher process (WEBHOOK_ENDPOINT_CONCURR
   });
 
   it('reads a delivery again after a long wait for a place, and sends nothing to an endpoint disabled meanwhile', async () => {
-    const slow = await receiver(1_500);
+    const slow = await receiver(READ_AGAIN_AFTER_WAIT_MS + 1_000);
     const endpoint = await tenant.createEndpoint(slow.url);
 
     const [, , third] = await sendTests(endpoint.id, 3);
     await waitUntil(() => slow.state.arrivals.length >= 2, { timeoutMs: 5_000, what: 'the first two requests' });
-    // The third waits for a place (1.5 s, past READ_AGAIN_AFTER_WAIT_MS) while the endpoint is disabled.
+    await waitingForPlace(third!);
     await h.t.deps.db.webhookEndpoint.update({ where: { id: endpoint.id }, data: { status: 'disabled' } });
 
     await waitUntil(async () => (await statusesOf([third!]))[0] === 'waiting', {
@@ -127,8 +137,31 @@ describe("an endpoint's places in a dispatcher process (WEBHOOK_ENDPOINT_CONCURR
     expect(slow.state.arrivals.map((a) => a.deliveryId)).not.toContain(third);
   });
 
+  it('sends nothing from a job whose lock another worker took while it waited; it is sent once, when handed on', async () => {
+    const slow = await receiver(READ_AGAIN_AFTER_WAIT_MS + 1_000);
+    const endpoint = await tenant.createEndpoint(slow.url);
+
+    const ids = await sendTests(endpoint.id, 3);
+    await waitUntil(() => slow.state.arrivals.length >= 2, { timeoutMs: 5_000, what: 'the first two requests' });
+    await waitingForPlace(ids[2]!);
+    // As if Redis had been away for longer than the lock and the stalled-job check had handed the
+    // job to another worker, which holds it for 6 s (and then lets it go, as a dead one would).
+    const takenOver = Date.now();
+    await h.t.deps.redis.set(`${h.t.deps.deliveryQueue.toKey(ids[2]!)}:lock`, 'another-worker', 'PX', 6_000);
+
+    await waitUntil(async () => (await statusesOf(ids)).every((s) => s === 'succeeded'), {
+      timeoutMs: 25_000,
+      what: 'every delivery recorded as succeeded',
+    });
+    const sent = slow.state.arrivals.map((a) => a.deliveryId);
+    expect(sent).toHaveLength(3);
+    expect(new Set(sent)).toEqual(new Set(ids));
+    // Not when its place came free (about 1.5 s on): only once the job was handed on.
+    expect(slow.state.arrivals[2]!.at - takenOver).toBeGreaterThan(4_000);
+  }, 40_000);
+
   it('stops without waiting for queued requests, which another process then sends once each', async () => {
-    const slow = await receiver(1_000);
+    const slow = await receiver(2_000);
     const endpoint = await tenant.createEndpoint(slow.url);
 
     const ids = await sendTests(endpoint.id, 6);
@@ -137,9 +170,9 @@ describe("an endpoint's places in a dispatcher process (WEBHOOK_ENDPOINT_CONCURR
     await h.dispatcher.stop();
     const stoppedAfterMs = Date.now() - stopping;
 
-    // The two requests in flight end (about 1 s); the four waiting behind them are not sent by
-    // this process, which would have taken 2 s more.
-    expect(stoppedAfterMs).toBeLessThan(1_800);
+    // The two requests in flight end (within 2 s); the four waiting behind them are not sent by
+    // this process, which would have taken 4 s more.
+    expect(stoppedAfterMs).toBeLessThan(3_500);
     expect(slow.state.arrivals).toHaveLength(2);
 
     await h.startDispatcher();

@@ -96,12 +96,19 @@ async function attempt(
     if (place.waitedMs >= READ_AGAIN_AFTER_WAIT_MS) {
       // The worker renews the lock of a job while it waits, unless Redis was away for longer
       // than a lock: then another worker may have the job already, and must be the one to send.
+      // BullMQ then logs only a lock error of its own as this run ends, so this says why first.
       const { lockDuration } = jobLockMs(deps.config.webhooks.timeoutMs);
       if (token !== undefined && (await job.extendLock(token, lockDuration)) !== 1) {
-        throw new Error('the job lock was lost while waiting for a place of its endpoint; the delivery is not sent');
+        const why = 'job lock lost while waiting for a place of its endpoint; not sent by this run';
+        deps.logger.warn({ deliveryId: read.id, endpointId: read.endpoint.id, waitedMs: place.waitedMs }, why);
+        throw new Error(why);
       }
       const again = await deps.reader.read(read.id);
-      if (!unsettled(again) || (await settledUnsent(deps, again, span))) return null;
+      if (!unsettled(again)) {
+        span?.setAttributes({ 'webhook.outcome': 'already_settled' });
+        return null;
+      }
+      if (await settledUnsent(deps, again, span)) return null;
       delivery = again;
     }
     return await send(deps, delivery, place, span);
