@@ -92,29 +92,41 @@ async function attempt(
     return REQUEUE;
   }
   try {
-    let delivery = read;
-    if (place.waitedMs >= READ_AGAIN_AFTER_WAIT_MS) {
-      // The worker renews the lock of a job while it waits, unless Redis was away for longer
-      // than a lock: then another worker may have the job already, and must be the one to send.
-      // BullMQ then logs only a lock error of its own as this run ends, so this says why first.
-      const { lockDuration } = jobLockMs(deps.config.webhooks.timeoutMs);
-      if (token !== undefined && (await job.extendLock(token, lockDuration)) !== 1) {
-        const why = 'job lock lost while waiting for a place of its endpoint; not sent by this run';
-        deps.logger.warn({ deliveryId: read.id, endpointId: read.endpoint.id, waitedMs: place.waitedMs }, why);
-        throw new Error(why);
-      }
-      const again = await deps.reader.read(read.id);
-      if (!unsettled(again)) {
-        span?.setAttributes({ 'webhook.outcome': 'already_settled' });
-        return null;
-      }
-      if (await settledUnsent(deps, again, span)) return null;
-      delivery = again;
-    }
-    return await send(deps, delivery, place, span);
+    const delivery =
+      place.waitedMs < READ_AGAIN_AFTER_WAIT_MS ? read : await readAgain(deps, job, token, read, place, span);
+    return delivery ? await send(deps, delivery, place, span) : null;
   } finally {
     place.release();
   }
+}
+
+/**
+ * After a long wait for `place`: the delivery as it is now, or null when it was settled meanwhile
+ * (or its endpoint stopped taking it, and it is settled here). Throws when the job is no longer
+ * this worker's: the worker renews the lock of a job while it waits, unless Redis was away for
+ * longer than a lock, and then another worker may have the job already and must be the one to
+ * send. BullMQ then logs only a lock error of its own as this run ends, so this says why first.
+ */
+async function readAgain(
+  deps: DeliverDeps,
+  job: Job<DeliveryJobData>,
+  token: string | undefined,
+  read: DeliveryToSend,
+  place: Place,
+  span?: SpanHandle,
+): Promise<DeliveryToSend | null> {
+  const { lockDuration } = jobLockMs(deps.config.webhooks.timeoutMs);
+  if (token !== undefined && (await job.extendLock(token, lockDuration)) !== 1) {
+    const why = 'job lock lost while waiting for a place of its endpoint; not sent by this run';
+    deps.logger.warn({ deliveryId: read.id, endpointId: read.endpoint.id, waitedMs: place.waitedMs }, why);
+    throw new Error(why);
+  }
+  const again = await deps.reader.read(read.id);
+  if (!unsettled(again)) {
+    span?.setAttributes({ 'webhook.outcome': 'already_settled' });
+    return null;
+  }
+  return (await settledUnsent(deps, again, span)) ? null : again;
 }
 
 /**
