@@ -7,6 +7,7 @@ export interface DispatcherMetrics {
   registry: Registry;
   deliveries: Counter<'outcome'>;
   attemptSeconds: Histogram<'ok'>;
+  steppedAside: Counter;
 }
 
 /**
@@ -30,6 +31,11 @@ export function createMetrics(queue: DeliveryQueue, places: EndpointPlaces): Dis
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
+  const steppedAside = new Counter({
+    name: 'webhook_jobs_stepped_aside_total',
+    help: "Delivery jobs put back in the queue, no attempt made, because their endpoint's places were busy for too long",
+    registers: [registry],
+  });
   new Gauge({
     name: 'webhook_queue_jobs',
     help: 'Delivery jobs in the queue by state',
@@ -50,5 +56,5 @@ export function createMetrics(queue: DeliveryQueue, places: EndpointPlaces): Dis
       this.set(places.waitingJobs());
     },
   });
-  return { registry, deliveries, attemptSeconds };
+  return { registry, deliveries, attemptSeconds, steppedAside };
 }

@@ -1,7 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { seedTenant, sleep, waitUntil } from '@booking/test-kit';
-import { READ_AGAIN_AFTER_WAIT_MS } from '../src/worker/deliver';
+import { seedTenant, waitUntil } from '@booking/test-kit';
 import { startHarness, TenantClient, type WebhookHarness } from './support/webhook-harness';
 
 /**
@@ -72,18 +71,18 @@ describe("an endpoint's places in a dispatcher process (WEBHOOK_ENDPOINT_CONCURR
     }
     return ids;
   };
-  /** Resolves once the job of `deliveryId` is active, and a little later: past its read, waiting for a place. */
-  const waitingForPlace = async (deliveryId: string) => {
-    await waitUntil(async () => (await h.t.deps.deliveryQueue.getJob(deliveryId))?.isActive(), {
-      timeoutMs: 5_000,
-      what: `the job of ${deliveryId} active`,
-    });
-    await sleep(200);
-  };
   const statusesOf = async (ids: string[]) =>
     (await h.t.deps.db.webhookDelivery.findMany({ where: { id: { in: ids } }, select: { status: true } })).map(
       (d) => d.status,
     );
+  /** Those of `ids` still pending with their next attempt set: stepped aside (none of these fails first). */
+  const putOff = async (ids: string[]) =>
+    (
+      await h.t.deps.db.webhookDelivery.findMany({
+        where: { id: { in: ids }, status: 'pending', nextAttemptAt: { not: null } },
+        select: { id: true },
+      })
+    ).map((d) => d.id);
   const allSucceeded = (ids: string[], timeoutMs: number) =>
     waitUntil(async () => (await statusesOf(ids)).every((s) => s === 'succeeded'), {
       timeoutMs,
@@ -128,40 +127,49 @@ describe("an endpoint's places in a dispatcher process (WEBHOOK_ENDPOINT_CONCURR
     expect(slow.state.maxOpen).toBe(2);
   });
 
-  it('reads a delivery again after a long wait for a place, and sends nothing to an endpoint disabled meanwhile', async () => {
-    const slow = await receiver(READ_AGAIN_AFTER_WAIT_MS + 1_000);
-    const endpoint = await tenant.createEndpoint(slow.url);
+  it("steps a slow endpoint's backlog aside, so another endpoint's delivery goes out at once, and sends the backlog once each at its pace", async () => {
+    const slow = await receiver(1_000);
+    const fast = await receiver(0);
+    const busy = await tenant.createEndpoint(slow.url);
+    const other = await tenant.createEndpoint(fast.url);
 
-    const [, , third] = await sendTests(endpoint.id, 3);
+    const backlog = await sendTests(busy.id, 12);
     await waitUntil(() => slow.state.arrivals.length >= 2, { timeoutMs: 5_000, what: 'the first two requests' });
-    await waitingForPlace(third!);
-    await h.t.deps.db.webhookEndpoint.update({ where: { id: endpoint.id }, data: { status: 'disabled' } });
+    // Past a second, the jobs waiting behind them step aside: due later, their next attempt
+    // written down for the sweeper and the delivery log.
+    await waitUntil(async () => (await putOff(backlog)).length > 0, { timeoutMs: 5_000, what: 'deliveries put off' });
+    const queued = Date.now();
+    const [otherId] = await sendTests(other.id, 1);
 
-    await waitUntil(async () => (await statusesOf([third!]))[0] === 'waiting', {
-      timeoutMs: 5_000,
-      what: 'the third delivery waiting for the endpoint to be resumed',
-    });
-    expect(slow.state.arrivals).toHaveLength(2);
-    expect(slow.state.arrivals.map((a) => a.deliveryId)).not.toContain(third);
-  });
+    await waitUntil(() => fast.state.arrivals.length >= 1, { timeoutMs: 5_000, what: 'the other delivery' });
+    // Without stepping aside, all 8 worker slots stay with the busy endpoint's jobs until its
+    // requests end, 2 a second: the other delivery would wait at least 3 s.
+    expect(fast.state.arrivals[0]!.deliveryId).toBe(otherId);
+    expect(fast.state.arrivals[0]!.at - queued).toBeLessThan(1_500);
 
-  it('sends nothing from a job whose lock another worker took while it waited; it is sent once, when handed on', async () => {
-    const slow = await receiver(READ_AGAIN_AFTER_WAIT_MS + 1_000);
-    const endpoint = await tenant.createEndpoint(slow.url);
-
-    const ids = await sendTests(endpoint.id, 3);
-    await waitUntil(() => slow.state.arrivals.length >= 2, { timeoutMs: 5_000, what: 'the first two requests' });
-    await waitingForPlace(ids[2]!);
-    // As if Redis had been away for longer than the lock and the stalled-job check had handed the
-    // job to another worker, which holds it for 6 s (and then lets it go, as a dead one would).
-    const takenOver = Date.now();
-    await h.t.deps.redis.set(`${h.t.deps.deliveryQueue.toKey(ids[2]!)}:lock`, 'another-worker', 'PX', 6_000);
-
-    await allSucceeded(ids, 25_000);
-    sentOnceEach(slow, ids);
-    // Not when its place came free (about 1.5 s on): only once the job was handed on.
-    expect(slow.state.arrivals[2]!.at - takenOver).toBeGreaterThan(4_000);
+    await allSucceeded(backlog, 30_000);
+    sentOnceEach(slow, backlog);
+    expect(slow.state.maxOpen).toBe(2);
+    expect(await putOff(backlog)).toEqual([]);
   }, 40_000);
+
+  it('sends nothing to an endpoint disabled while its deliveries were stepped aside: they wait for its resume', async () => {
+    const slow = await receiver(1_500);
+    const endpoint = await tenant.createEndpoint(slow.url);
+
+    const ids = await sendTests(endpoint.id, 6);
+    await waitUntil(() => slow.state.arrivals.length >= 2, { timeoutMs: 5_000, what: 'the first two requests' });
+    await waitUntil(async () => (await putOff(ids)).length > 0, { timeoutMs: 5_000, what: 'deliveries put off' });
+    await h.t.deps.db.webhookEndpoint.update({ where: { id: endpoint.id }, data: { status: 'disabled' } });
+    const stepped = await putOff(ids);
+
+    await waitUntil(async () => (await statusesOf(stepped)).every((s) => s === 'waiting'), {
+      timeoutMs: 15_000,
+      what: 'the deliveries put off waiting for the endpoint to be resumed',
+    });
+    const sent = slow.state.arrivals.map((a) => a.deliveryId);
+    expect(stepped.filter((id) => sent.includes(id))).toEqual([]);
+  }, 30_000);
 
   it('stops without waiting for queued requests, which another process then sends once each', async () => {
     const slow = await receiver(2_000);

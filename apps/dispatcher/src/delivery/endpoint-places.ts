@@ -1,51 +1,90 @@
 /** One of an endpoint's places, held while its request is sent. */
 export interface Place {
-  /** How long the job waited for it, in milliseconds. */
-  waitedMs: number;
   /** Gives the place to the endpoint's next waiting job. Only the first call counts. */
   release(): void;
 }
 
-interface Endpoint {
-  sending: number;
-  /** Jobs waiting for a place, first come first served; `false` tells one there is none (closing). */
-  waiting: ((place: boolean) => void)[];
+/** A job that would wait too long for a place: it should come back to the queue, due in `comeBackInMs`. */
+export interface StepAside {
+  comeBackInMs: number;
 }
+
+interface Endpoint {
+  id: string;
+  /** When each place now held was taken (performance.now()), in the order taken. */
+  sendingSince: number[];
+  /** Jobs waiting for a place, first come first served. */
+  waiting: Waiter[];
+  /** How long a place of this endpoint is held, a moving average; undefined before the first release. */
+  holdMs: number | undefined;
+  /** When (performance.now()) the next job stepping aside should come back. */
+  nextComeBack: number;
+}
+
+/** A job waiting for a place: told when its place was taken, or to step aside, or null (closing). */
+interface Waiter {
+  answer(turn: number | StepAside | null): void;
+  timer: NodeJS.Timeout;
+}
+
+/** A job steps aside rather than wait longer than this for a place in the process. */
+export const LONGEST_WAIT_MS = 1_000;
+/** The furthest ahead a job stepping aside is told to come back. */
+export const LONGEST_STEP_ASIDE_MS = 60_000;
+/** Idle endpoints whose pace is remembered; beyond this, an endpoint is forgotten as it goes idle. */
+const REMEMBERED_ENDPOINTS = 10_000;
+/** The weight of the newest hold in the moving average. */
+const HOLD_WEIGHT = 0.2;
 
 /**
  * The requests one dispatcher process has in flight to each endpoint, at most `perEndpoint`
  * (WEBHOOK_ENDPOINT_CONCURRENCY) at a time: what one endpoint gets is bounded by the processes
  * times that, however many deliveries a process runs at once (WEBHOOK_CONCURRENCY). A job over
  * the bound waits in the process, in arrival order, for a place of its endpoint to come free.
+ *
+ * A waiting job holds one of the process's worker slots, so a slow endpoint's backlog would fill
+ * them all and hold up every other endpoint. So no job waits longer than LONGEST_WAIT_MS: one
+ * whose wait would be longer (from how long the endpoint's places are held and how many wait
+ * before it) steps aside at once, and one still waiting then steps aside then: back to the queue,
+ * due when the endpoint should have a place for it. Those stepping aside are spaced at the
+ * endpoint's pace, so a backlog comes back about as fast as it can be sent, not all at once.
  */
 export class EndpointPlaces {
   private readonly endpoints = new Map<string, Endpoint>();
   private closed = false;
 
-  constructor(private readonly perEndpoint: number) {}
+  constructor(
+    private readonly perEndpoint: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
-  /** A place to send to `endpointId`, once one is free; null once closing, when the job should step aside. */
-  async take(endpointId: string): Promise<Place | null> {
+  /**
+   * A place to send to `endpointId`, once one is free; a StepAside when that would take too long;
+   * null once closing, when the job should go back to the queue as it is.
+   */
+  async take(endpointId: string): Promise<Place | StepAside | null> {
     if (this.closed) return null;
-    const started = performance.now();
+    const now = this.now();
     let endpoint = this.endpoints.get(endpointId);
     if (!endpoint) {
-      endpoint = { sending: 0, waiting: [] };
+      endpoint = { id: endpointId, sendingSince: [], waiting: [], holdMs: undefined, nextComeBack: 0 };
       this.endpoints.set(endpointId, endpoint);
     }
-    if (endpoint.sending < this.perEndpoint) endpoint.sending += 1;
-    // A released place is handed over as it is (sending stays the same), so no later arrival
+    if (endpoint.sendingSince.length < this.perEndpoint) return this.place(endpoint, this.taken(endpoint));
+    if (this.waitMs(endpoint, now) > LONGEST_WAIT_MS) return this.stepAside(endpoint, now);
+    // A released place is taken for the next waiting job as it is released, so no later arrival
     // can take it first.
-    else if (!(await new Promise<boolean>((resolve) => endpoint.waiting.push(resolve)))) return null;
-    let released = false;
-    return {
-      waitedMs: performance.now() - started,
-      release: () => {
-        if (released) return;
-        released = true;
-        this.handOver(endpointId, endpoint);
-      },
-    };
+    const turn = await new Promise<number | StepAside | null>((answer) => {
+      const waiter: Waiter = {
+        answer,
+        timer: setTimeout(() => {
+          endpoint.waiting.splice(endpoint.waiting.indexOf(waiter), 1);
+          answer(this.stepAside(endpoint, this.now()));
+        }, LONGEST_WAIT_MS),
+      };
+      endpoint.waiting.push(waiter);
+    });
+    return typeof turn === 'number' ? this.place(endpoint, turn) : turn;
   }
 
   /** Jobs waiting for a place, all endpoints together. */
@@ -62,14 +101,62 @@ export class EndpointPlaces {
   close(): void {
     this.closed = true;
     for (const endpoint of this.endpoints.values()) {
-      for (const waiter of endpoint.waiting.splice(0)) waiter(false);
+      for (const waiter of endpoint.waiting.splice(0)) {
+        clearTimeout(waiter.timer);
+        waiter.answer(null);
+      }
     }
   }
 
-  private handOver(endpointId: string, endpoint: Endpoint): void {
+  /** Counts one more place of `endpoint` held, from now; returns when it was taken. */
+  private taken(endpoint: Endpoint): number {
+    const since = this.now();
+    endpoint.sendingSince.push(since);
+    return since;
+  }
+
+  private place(endpoint: Endpoint, since: number): Place {
+    let released = false;
+    return {
+      release: () => {
+        if (released) return;
+        released = true;
+        this.handOver(endpoint, since);
+      },
+    };
+  }
+
+  /**
+   * How long a place is held: the moving average, or longer when a request now in flight has
+   * already taken longer (an endpoint turning slow shows there first, long before it answers).
+   */
+  private holdEstimate(endpoint: Endpoint, now: number): number {
+    return Math.max(endpoint.holdMs ?? 0, now - endpoint.sendingSince[0]!);
+  }
+
+  /** How long a job arriving `now` would wait: its share of the places' holds, with those waiting before it. */
+  private waitMs(endpoint: Endpoint, now: number): number {
+    return ((endpoint.waiting.length + 1) / this.perEndpoint) * this.holdEstimate(endpoint, now);
+  }
+
+  /** Come back when a place should be free; the next job stepping aside comes a hold's share of the places later. */
+  private stepAside(endpoint: Endpoint, now: number): StepAside {
+    const at = Math.min(Math.max(now + this.waitMs(endpoint, now), endpoint.nextComeBack), now + LONGEST_STEP_ASIDE_MS);
+    endpoint.nextComeBack = at + this.holdEstimate(endpoint, now) / this.perEndpoint;
+    return { comeBackInMs: Math.ceil(at - now) };
+  }
+
+  private handOver(endpoint: Endpoint, since: number): void {
+    const held = this.now() - since;
+    endpoint.holdMs = endpoint.holdMs === undefined ? held : endpoint.holdMs + HOLD_WEIGHT * (held - endpoint.holdMs);
+    endpoint.sendingSince.splice(endpoint.sendingSince.indexOf(since), 1);
     const next = endpoint.waiting.shift();
-    if (next) return next(true);
-    endpoint.sending -= 1;
-    if (endpoint.sending === 0) this.endpoints.delete(endpointId);
+    if (next) {
+      clearTimeout(next.timer);
+      return next.answer(this.taken(endpoint));
+    }
+    if (endpoint.sendingSince.length === 0 && this.endpoints.size > REMEMBERED_ENDPOINTS) {
+      this.endpoints.delete(endpoint.id);
+    }
   }
 }

@@ -5,12 +5,11 @@ import type { DeliveryJobData } from '@booking/webhook-queue';
 import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { postWebhook } from '../delivery/post-webhook';
-import type { EndpointPlaces, Place } from '../delivery/endpoint-places';
+import type { EndpointPlaces, Place, StepAside } from '../delivery/endpoint-places';
 import type { ReceiverAgents } from '../delivery/receiver-agents';
 import type { DispatcherMetrics } from '../metrics';
 import type { AttemptRecorder } from './attempt-recorder';
 import { buildEnvelope, withSecretFields } from './build-envelope';
-import { jobLockMs } from './job-lock';
 import type { EndpointSecrets } from './endpoint-secrets';
 import type { DeliveryReader, DeliveryToSend } from './read-delivery';
 import { signedHeaders } from './signed-headers';
@@ -28,15 +27,11 @@ export interface DeliverDeps {
 }
 
 /**
- * A job that waited this long for its endpoint's place makes sure before sending that it is still
- * its worker's, and reads its delivery again: meanwhile the endpoint may have been disabled,
- * deleted or given another URL.
+ * What an attempt asks of its job: nothing more, a retry after so many ms, or back to the queue
+ * (as it was, or due later: its endpoint has no place for it now).
  */
-export const READ_AGAIN_AFTER_WAIT_MS = 1_000;
-
-/** What an attempt asks of its job: nothing more, a retry after so many ms, or back to the queue as it was. */
 const REQUEUE = Symbol('requeue');
-type Next = null | number | typeof REQUEUE;
+type Next = null | number | typeof REQUEUE | StepAside;
 
 /**
  * One attempt of one delivery: re-read everything from PostgreSQL (the job carries only the id),
@@ -62,13 +57,14 @@ export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>, toke
             'webhook.endpoint_id': delivery.endpoint.id,
           },
         },
-        (span) => attempt(deps, job, token, delivery, span),
+        (span) => attempt(deps, delivery, span),
       )
-    : await attempt(deps, job, token, delivery);
+    : await attempt(deps, delivery);
   if (next === null) return;
   // The delayed job keeps its id (the delivery's), so it stays the delivery's only job; one put
   // back as it was (its process is closing) is due at once, for another process.
-  await job.moveToDelayed(Date.now() + (next === REQUEUE ? 0 : next), token);
+  const delayMs = next === REQUEUE ? 0 : typeof next === 'number' ? next : next.comeBackInMs;
+  await job.moveToDelayed(Date.now() + delayMs, token);
   throw new DelayedError();
 }
 
@@ -78,55 +74,34 @@ function unsettled(delivery: DeliveryToSend | null): delivery is DeliveryToSend 
 }
 
 /** `read` sent once, if its endpoint still takes it, under one of the endpoint's places. */
-async function attempt(
-  deps: DeliverDeps,
-  job: Job<DeliveryJobData>,
-  token: string | undefined,
-  read: DeliveryToSend,
-  span?: SpanHandle,
-): Promise<Next> {
+async function attempt(deps: DeliverDeps, read: DeliveryToSend, span?: SpanHandle): Promise<Next> {
   if (await settledUnsent(deps, read, span)) return null;
   const place = await deps.places.take(read.endpoint.id);
   if (!place) {
     span?.setAttributes({ 'webhook.outcome': 'requeued' });
     return REQUEUE;
   }
+  if (!('release' in place)) return stepAside(deps, read, place, span);
   try {
-    const delivery =
-      place.waitedMs < READ_AGAIN_AFTER_WAIT_MS ? read : await readAgain(deps, job, token, read, place, span);
-    return delivery ? await send(deps, delivery, place, span) : null;
+    return await send(deps, read, place, span);
   } finally {
     place.release();
   }
 }
 
 /**
- * After a long wait for `place`: the delivery as it is now, or null when it was settled meanwhile
- * (or its endpoint stopped taking it, and it is settled here). Throws when the job is no longer
- * this worker's: the worker renews the lock of a job while it waits, unless Redis was away for
- * longer than a lock, and then another worker may have the job already and must be the one to
- * send. BullMQ then logs only a lock error of its own as this run ends, so this says why first.
+ * Puts off a delivery whose endpoint has no place for it soon: its next attempt is due when the
+ * endpoint should have one. PostgreSQL says so first, as for a retry: the sweeper then leaves the
+ * delayed job alone, and the delivery log shows when it goes. No attempt is counted.
  */
-async function readAgain(
-  deps: DeliverDeps,
-  job: Job<DeliveryJobData>,
-  token: string | undefined,
-  read: DeliveryToSend,
-  place: Place,
-  span?: SpanHandle,
-): Promise<DeliveryToSend | null> {
-  const { lockDuration } = jobLockMs(deps.config.webhooks.timeoutMs);
-  if (token !== undefined && (await job.extendLock(token, lockDuration)) !== 1) {
-    const why = 'job lock lost while waiting for a place of its endpoint; not sent by this run';
-    deps.logger.warn({ deliveryId: read.id, endpointId: read.endpoint.id, waitedMs: place.waitedMs }, why);
-    throw new Error(why);
-  }
-  const again = await deps.reader.read(read.id);
-  if (!unsettled(again)) {
-    span?.setAttributes({ 'webhook.outcome': 'already_settled' });
-    return null;
-  }
-  return (await settledUnsent(deps, again, span)) ? null : again;
+async function stepAside(deps: DeliverDeps, read: DeliveryToSend, turn: StepAside, span?: SpanHandle): Promise<Next> {
+  await deps.db.webhookDelivery.updateMany({
+    where: { id: read.id, status: 'pending' },
+    data: { nextAttemptAt: new Date(Date.now() + turn.comeBackInMs) },
+  });
+  deps.metrics.steppedAside.inc();
+  span?.setAttributes({ 'webhook.outcome': 'stepped_aside' });
+  return turn;
 }
 
 /**
