@@ -142,6 +142,25 @@ describe('EndpointPlaces', () => {
       places.close();
     });
 
+    it('keeps jobs waiting behind one stuck request while the other place comes and goes quickly', async () => {
+      const places = new EndpointPlaces(2, clock);
+      held(await places.take('a'));
+      const quick = held(await places.take('a'));
+      now = 5;
+      quick.release();
+      now = 890;
+      const next = held(await places.take('a'));
+      now = 895;
+      next.release();
+      held(await places.take('a'));
+      now = 900;
+      const waiting = Array.from({ length: 4 }, () => places.take('a'));
+
+      // The first request has been in flight for 900 ms, the newest for 5: places come free every 5 ms.
+      expect(await Promise.all(waiting.map(settled))).toEqual([false, false, false, false]);
+      places.close();
+    });
+
     it('tells a job still waiting after a second to step aside then', async () => {
       jest.useFakeTimers();
       try {

@@ -11,7 +11,7 @@ export interface StepAside {
 
 interface Endpoint {
   id: string;
-  /** When each place now held was taken (performance.now()), in the order taken. */
+  /** When each place now held was taken (performance.now()), oldest first. */
   sendingSince: number[];
   /** Jobs waiting for a place, first come first served. */
   waiting: Waiter[];
@@ -127,11 +127,13 @@ export class EndpointPlaces {
   }
 
   /**
-   * How long a place is held: the moving average, or longer when a request now in flight has
-   * already taken longer (an endpoint turning slow shows there first, long before it answers).
+   * How long a place is held: the moving average, or longer when even the newest request in
+   * flight has taken longer, so no place has come free since (an endpoint turning slow shows
+   * there first, long before it answers). Not the oldest: one request stuck while the other places
+   * come and go says nothing of the endpoint's pace.
    */
   private holdEstimate(endpoint: Endpoint, now: number): number {
-    return Math.max(endpoint.holdMs ?? 0, now - endpoint.sendingSince[0]!);
+    return Math.max(endpoint.holdMs ?? 0, now - endpoint.sendingSince[endpoint.sendingSince.length - 1]!);
   }
 
   /** How long a job arriving `now` would wait: its share of the places' holds, with those waiting before it. */
