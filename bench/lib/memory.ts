@@ -1,4 +1,5 @@
 import type { Child } from './children';
+import { sample, scrape } from './metrics';
 
 /** An app's memory as its Prometheus metrics tell it (prom-client's default metrics). */
 export interface MemoryReading {
@@ -10,29 +11,18 @@ export interface MemoryReading {
   majorGcs: number;
 }
 
-const metric = (text: string, name: string): number => {
-  // prom-client writes one sample per line, `name{labels} value`, without timestamps.
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-  return line === undefined ? NaN : Number(line.slice(name.length + 1));
-};
-
 /** The app's memory now, or undefined when its metrics cannot be read. */
 export async function readMemory(handle: Child): Promise<MemoryReading | undefined> {
-  if (!handle.metricsUrl) return undefined;
-  try {
-    const response = await fetch(handle.metricsUrl, { signal: AbortSignal.timeout(5_000) });
-    const text = await response.text();
-    // The collection series appears with the first major collection: before it, there were none.
-    const majorGcs = metric(text, 'nodejs_gc_duration_seconds_count{kind="major"}');
-    const reading = {
-      heapMb: metric(text, 'nodejs_heap_size_used_bytes') / 1024 / 1024,
-      externalMb: metric(text, 'nodejs_external_memory_bytes') / 1024 / 1024,
-      majorGcs: Number.isNaN(majorGcs) ? 0 : majorGcs,
-    };
-    return Object.values(reading).every(Number.isFinite) ? reading : undefined;
-  } catch {
-    return undefined;
-  }
+  const text = await scrape(handle);
+  if (text === undefined) return undefined;
+  // The collection series appears with the first major collection: before it, there were none.
+  const majorGcs = sample(text, 'nodejs_gc_duration_seconds_count{kind="major"}');
+  const reading = {
+    heapMb: sample(text, 'nodejs_heap_size_used_bytes') / 1024 / 1024,
+    externalMb: sample(text, 'nodejs_external_memory_bytes') / 1024 / 1024,
+    majorGcs: Number.isNaN(majorGcs) ? 0 : majorGcs,
+  };
+  return Object.values(reading).every(Number.isFinite) ? reading : undefined;
 }
 
 /**

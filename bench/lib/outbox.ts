@@ -48,22 +48,30 @@ export async function prepareOutbox(
     }
   }
   const secretKey = randomBytes(32).toString('hex');
-  const tenant =
-    tenantId === undefined
-      ? await db.tenant.create({
-          data: { slug: `bench-webhooks-${randomBytes(4).toString('hex')}`, name: 'Webhook bench' },
-        })
-      : { id: tenantId };
-  await db.webhookEndpoint.create({
+  const queuePrefix = `bench-webhooks-${checkout.label}-${randomBytes(4).toString('hex')}`;
+  const outbox = { checkout, databaseUrl, db, tenantId: tenantId ?? '', secretKey, queuePrefix };
+  outbox.tenantId = tenantId ?? (await addTenant(outbox));
+  await subscribe(outbox, outbox.tenantId, receiver);
+  return outbox;
+}
+
+/** A new tenant in the outbox's database, subscribed to nothing yet; its id. */
+export async function addTenant(outbox: Outbox): Promise<string> {
+  const slug = `bench-webhooks-${randomBytes(4).toString('hex')}`;
+  return (await outbox.db.tenant.create({ data: { slug, name: 'Webhook bench' } })).id;
+}
+
+/** Subscribes `receiver` to the booking.created events of `tenantId`, with an endpoint of its own. */
+export async function subscribe(outbox: Outbox, tenantId: string, receiver: Receiver): Promise<void> {
+  const { signing } = outbox.checkout;
+  await outbox.db.webhookEndpoint.create({
     data: {
-      tenantId: tenant.id,
+      tenantId,
       url: receiver.url,
       events: ['booking.created'],
-      secretCiphertext: checkout.signing.sealSecret(secretKey, checkout.signing.generateWebhookSecret()),
+      secretCiphertext: signing.sealSecret(outbox.secretKey, signing.generateWebhookSecret()),
     },
   });
-  const queuePrefix = `bench-webhooks-${checkout.label}-${randomBytes(4).toString('hex')}`;
-  return { checkout, databaseUrl, db, tenantId: tenant.id, secretKey, queuePrefix };
 }
 
 /** Removes the outbox's queue from Redis and closes its connections: the end of a run. */

@@ -2,7 +2,10 @@ import http from 'node:http';
 import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
 
-/** The webhook receiver of every webhook run: node:http on 127.0.0.1, in the bench process, answering 200 at once. */
+/**
+ * The webhook receiver of every webhook run: node:http on 127.0.0.1, in the bench process,
+ * answering 200 at once, or after `answerAfterMs` (a slow receiver).
+ */
 export interface Receiver {
   url: string;
   /** First arrival (performance.now()) by event id, for dispatcher deliveries. */
@@ -14,7 +17,7 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(): Promise<Receiver> {
+export async function startReceiver({ answerAfterMs = 0 } = {}): Promise<Receiver> {
   const arrivals = new Map<string, number>();
   const receipts = new Map<string, number>();
   let connections = 0;
@@ -25,7 +28,9 @@ export async function startReceiver(): Promise<Receiver> {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      const answer = () => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      if (answerAfterMs > 0) setTimeout(answer, answerAfterMs).unref();
+      else answer();
       try {
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: { event_id?: string } };
         const eventId = body.data?.event_id;
