@@ -11,6 +11,7 @@ import { createMetrics } from './metrics';
 import { lateCommitFor, startOutboxRelay } from './relay/outbox-relay';
 import { createAttemptRecorder } from './worker/attempt-recorder';
 import { EndpointSecrets } from './worker/endpoint-secrets';
+import { createPutOffWriter } from './worker/put-off';
 import { createDeliveryReader } from './worker/read-delivery';
 import { startDeliveryWorker } from './worker/delivery-worker';
 
@@ -50,9 +51,10 @@ export async function startDispatcher(
   });
   const agents = new ReceiverAgents();
   const reader = createDeliveryReader(sql);
+  const putOff = createPutOffWriter(sql);
   const secrets = new EndpointSecrets(config.webhooks.secretKey);
   const worker = startDeliveryWorker(
-    { db, reader, recorder, agents, places, secrets, config, logger, metrics },
+    { db, reader, recorder, putOff, agents, places, secrets, config, logger, metrics },
     connection,
   );
   const stopRelay = startOutboxRelay({
@@ -94,7 +96,7 @@ export async function startDispatcher(
       const workerClosed = worker.close();
       places.close();
       await Promise.all([workerClosed, maintenance.close(config.shutdownGraceMs)]);
-      await Promise.all([reader.close(), recorder.close()]);
+      await Promise.all([reader.close(), recorder.close(), putOff.close()]);
       agents.destroy();
       await queue.close();
       server?.close();

@@ -150,7 +150,6 @@ describe("an endpoint's places in a dispatcher process (WEBHOOK_ENDPOINT_CONCURR
     await allSucceeded(backlog, 30_000);
     sentOnceEach(slow, backlog);
     expect(slow.state.maxOpen).toBe(2);
-    expect(await putOff(backlog)).toEqual([]);
   }, 40_000);
 
   it('sends nothing to an endpoint disabled while its deliveries were stepped aside: they wait for its resume', async () => {

@@ -1,4 +1,4 @@
-import { EndpointPlaces, LONGEST_STEP_ASIDE_MS, type Place, type StepAside } from './endpoint-places';
+import { EndpointPlaces, type Place, type StepAside } from './endpoint-places';
 
 /** The place `turn` gives; fails the test when it is none. */
 function held(turn: Place | StepAside | null): Place {
@@ -105,8 +105,9 @@ describe('EndpointPlaces', () => {
 
   describe('stepping aside', () => {
     let now = 0;
-    const clock = () => now;
+    const clock = { now: () => now, random: () => 0 };
     beforeEach(() => (now = 0));
+    const MINUTE = 60_000;
 
     it('tells a job whose wait would pass a second to come back when a place should be free, and spaces those after it at the endpoint pace', async () => {
       const places = new EndpointPlaces(2, clock);
@@ -161,33 +162,85 @@ describe('EndpointPlaces', () => {
       places.close();
     });
 
-    it('tells a job still waiting after a second to step aside then', async () => {
+    it('counts a request that took far longer than the others as four times their average at most', async () => {
+      const places = new EndpointPlaces(2, clock);
+      const quick = held(await places.take('a'));
+      now = 50;
+      quick.release();
+      const stuck = held(await places.take('a'));
+      now = 10_050;
+      stuck.release();
+      held(await places.take('a'));
+      held(await places.take('a'));
+      // The average is now 80 ms (50, then 200 for the 10 s request): 20 waiters are 800 ms away.
+      const waiting = Array.from({ length: 20 }, () => places.take('a'));
+
+      expect(await Promise.all(waiting.map(settled))).toEqual(Array.from({ length: 20 }, () => false));
+      places.close();
+    });
+
+    it('tells jobs still waiting after a second to step aside then, each due at its own turn', async () => {
       jest.useFakeTimers();
       try {
-        const places = new EndpointPlaces(1, clock);
-        const holder = held(await places.take('a'));
-        const waiting = places.take('a');
-        expect(places.waitingJobs()).toBe(1);
+        const places = new EndpointPlaces(2, clock);
+        const holders = [held(await places.take('a')), held(await places.take('a'))];
+        const waiting = Array.from({ length: 4 }, () => places.take('a'));
+        expect(places.waitingJobs()).toBe(4);
 
         now = 1_000;
         jest.advanceTimersByTime(1_000);
-        // Its wait, from the place held for a second so far, would be a second more.
-        expect(comeBackIn(await waiting)).toBe(1_000);
+        jest.runOnlyPendingTimers();
+        // The places have been held a second so far: the first in line is half a second away,
+        // and each after it half a second more.
+        expect(await Promise.all(waiting.map(async (w) => comeBackIn(await w)))).toEqual([500, 1_000, 1_500, 2_000]);
         expect(places.waitingJobs()).toBe(0);
-        holder.release();
+        holders[0]!.release();
         held(await places.take('a'));
       } finally {
         jest.useRealTimers();
       }
     });
 
-    it('tells a job to come back a minute later at most', async () => {
+    it('lets a waiting job have a place released as its second runs out', async () => {
+      jest.useFakeTimers();
+      try {
+        const places = new EndpointPlaces(1, clock);
+        const holder = held(await places.take('a'));
+        const waiting = places.take('a');
+
+        // The answer and the timer are both due when the process gets to them: the answer first.
+        jest.advanceTimersByTime(1_000);
+        holder.release();
+        jest.runAllTimers();
+
+        held(await waiting);
+      } finally {
+        jest.useRealTimers();
+      }
+    });
+
+    it('puts a job off to the second half of its horizon at most: a minute, or half its age up to a quarter of an hour', async () => {
       const places = new EndpointPlaces(1, clock);
       held(await places.take('a'));
-      now = 2 * LONGEST_STEP_ASIDE_MS;
+      now = 20 * MINUTE;
 
-      expect(comeBackIn(await places.take('a'))).toBe(LONGEST_STEP_ASIDE_MS);
-      expect(comeBackIn(await places.take('a'))).toBe(LONGEST_STEP_ASIDE_MS);
+      expect(comeBackIn(await places.take('a'))).toBe(MINUTE / 2);
+      expect(comeBackIn(await places.take('a', 10 * MINUTE))).toBe(2.5 * MINUTE);
+      expect(comeBackIn(await places.take('a', 60 * MINUTE))).toBe(7.5 * MINUTE);
+    });
+
+    it('starts the line of jobs stepped aside again once a place comes free with nobody waiting', async () => {
+      const places = new EndpointPlaces(1, clock);
+      const slow = held(await places.take('a'));
+      now = 3_000;
+      expect(comeBackIn(await places.take('a'))).toBe(3_000);
+      expect(comeBackIn(await places.take('a'))).toBe(6_000);
+      slow.release();
+      held(await places.take('a'));
+      now = 3_100;
+
+      // Not behind the two put off before: one hold from now.
+      expect(comeBackIn(await places.take('a'))).toBe(3_000);
     });
 
     it('remembers the pace of an idle endpoint, and forgets it when ten thousand others are remembered', async () => {

@@ -29,12 +29,25 @@ interface Waiter {
 
 /** A job steps aside rather than wait longer than this for a place in the process. */
 export const LONGEST_WAIT_MS = 1_000;
-/** The furthest ahead a job stepping aside is told to come back. */
-export const LONGEST_STEP_ASIDE_MS = 60_000;
+/**
+ * The furthest ahead a job stepping aside is told to come back: a minute, or half the job's age
+ * (it has been put off before, or has been retried for long), up to a quarter of an hour.
+ */
+export const SHORTEST_HORIZON_MS = 60_000;
+export const LONGEST_HORIZON_MS = 15 * 60_000;
 /** Idle endpoints whose pace is remembered; beyond this, an endpoint is forgotten as it goes idle. */
 const REMEMBERED_ENDPOINTS = 10_000;
 /** The weight of the newest hold in the moving average. */
 const HOLD_WEIGHT = 0.2;
+/** A hold counts at most this many times the average: one request stuck to its timeout is not the endpoint's pace. */
+const LONGEST_HOLD_SAMPLE = 4;
+
+export interface EndpointPlacesOptions {
+  /** The clock, in ms (performance.now()). */
+  now?: () => number;
+  /** In [0, 1): spreads the jobs put off past their horizon. */
+  random?: () => number;
+}
 
 /**
  * The requests one dispatcher process has in flight to each endpoint, at most `perEndpoint`
@@ -47,22 +60,30 @@ const HOLD_WEIGHT = 0.2;
  * whose wait would be longer (from how long the endpoint's places are held and how many wait
  * before it) steps aside at once, and one still waiting then steps aside then: back to the queue,
  * due when the endpoint should have a place for it. Those stepping aside are spaced at the
- * endpoint's pace, so a backlog comes back about as fast as it can be sent, not all at once.
+ * endpoint's pace, so a backlog comes back about as fast as it can be sent, not all at once; past
+ * the job's horizon they are spread over its second half instead, so a long backlog steps aside
+ * about once per doubling of its age rather than every minute.
  */
 export class EndpointPlaces {
   private readonly endpoints = new Map<string, Endpoint>();
   private closed = false;
+  private readonly now: () => number;
+  private readonly random: () => number;
 
   constructor(
     private readonly perEndpoint: number,
-    private readonly now: () => number = () => performance.now(),
-  ) {}
+    { now = () => performance.now(), random = Math.random }: EndpointPlacesOptions = {},
+  ) {
+    this.now = now;
+    this.random = random;
+  }
 
   /**
    * A place to send to `endpointId`, once one is free; a StepAside when that would take too long;
-   * null once closing, when the job should go back to the queue as it is.
+   * null once closing, when the job should go back to the queue as it is. `jobAgeMs`: how long
+   * ago the job was first queued.
    */
-  async take(endpointId: string): Promise<Place | StepAside | null> {
+  async take(endpointId: string, jobAgeMs = 0): Promise<Place | StepAside | null> {
     if (this.closed) return null;
     const now = this.now();
     let endpoint = this.endpoints.get(endpointId);
@@ -71,16 +92,20 @@ export class EndpointPlaces {
       this.endpoints.set(endpointId, endpoint);
     }
     if (endpoint.sendingSince.length < this.perEndpoint) return this.place(endpoint, this.taken(endpoint));
-    if (this.waitMs(endpoint, now) > LONGEST_WAIT_MS) return this.stepAside(endpoint, now);
+    const position = endpoint.waiting.length + 1;
+    if (this.waitMs(endpoint, now, position) > LONGEST_WAIT_MS)
+      return this.stepAside(endpoint, now, position, jobAgeMs);
     // A released place is taken for the next waiting job as it is released, so no later arrival
     // can take it first.
     const turn = await new Promise<number | StepAside | null>((answer) => {
       const waiter: Waiter = {
         answer,
-        timer: setTimeout(() => {
-          endpoint.waiting.splice(endpoint.waiting.indexOf(waiter), 1);
-          answer(this.stepAside(endpoint, this.now()));
-        }, LONGEST_WAIT_MS),
+        // Decided after the event loop's pending I/O: answers that came in while the process
+        // was stalled release their places (maybe to this job) before it gives up waiting.
+        timer: setTimeout(
+          () => setImmediate(() => this.giveUp(endpoint, waiter, jobAgeMs + LONGEST_WAIT_MS)),
+          LONGEST_WAIT_MS,
+        ),
       };
       endpoint.waiting.push(waiter);
     });
@@ -126,6 +151,15 @@ export class EndpointPlaces {
     };
   }
 
+  /** A waiter still waiting after LONGEST_WAIT_MS steps aside, due when its own turn should come. */
+  private giveUp(endpoint: Endpoint, waiter: Waiter, jobAgeMs: number): void {
+    const index = endpoint.waiting.indexOf(waiter);
+    if (index === -1) return; // handed a place, or closing, meanwhile
+    endpoint.waiting.splice(index, 1);
+    const now = this.now();
+    waiter.answer(this.stepAside(endpoint, now, index + 1, jobAgeMs));
+  }
+
   /**
    * How long a place is held: the moving average, or longer when even the newest request in
    * flight has taken longer, so no place has come free since (an endpoint turning slow shows
@@ -136,27 +170,38 @@ export class EndpointPlaces {
     return Math.max(endpoint.holdMs ?? 0, now - endpoint.sendingSince[endpoint.sendingSince.length - 1]!);
   }
 
-  /** How long a job arriving `now` would wait: its share of the places' holds, with those waiting before it. */
-  private waitMs(endpoint: Endpoint, now: number): number {
-    return ((endpoint.waiting.length + 1) / this.perEndpoint) * this.holdEstimate(endpoint, now);
+  /** How long the job `position` in line (1: next) would wait: its share of the places' holds. */
+  private waitMs(endpoint: Endpoint, now: number, position: number): number {
+    return (position / this.perEndpoint) * this.holdEstimate(endpoint, now);
   }
 
-  /** Come back when a place should be free; the next job stepping aside comes a hold's share of the places later. */
-  private stepAside(endpoint: Endpoint, now: number): StepAside {
-    const at = Math.min(Math.max(now + this.waitMs(endpoint, now), endpoint.nextComeBack), now + LONGEST_STEP_ASIDE_MS);
-    endpoint.nextComeBack = at + this.holdEstimate(endpoint, now) / this.perEndpoint;
+  /**
+   * Come back when a place should be free for the job `position` in line, and not before the
+   * jobs stepped aside before it, each a hold's share of the places later than the last; past the
+   * job's horizon, somewhere in its second half.
+   */
+  private stepAside(endpoint: Endpoint, now: number, position: number, jobAgeMs: number): StepAside {
+    const horizon = Math.min(Math.max(jobAgeMs / 2, SHORTEST_HORIZON_MS), LONGEST_HORIZON_MS);
+    const due = Math.max(now + this.waitMs(endpoint, now, position), endpoint.nextComeBack);
+    const at = due <= now + horizon ? due : now + horizon * (0.5 + this.random() / 2);
+    if (due <= now + horizon) endpoint.nextComeBack = due + this.holdEstimate(endpoint, now) / this.perEndpoint;
     return { comeBackInMs: Math.ceil(at - now) };
   }
 
   private handOver(endpoint: Endpoint, since: number): void {
     const held = this.now() - since;
-    endpoint.holdMs = endpoint.holdMs === undefined ? held : endpoint.holdMs + HOLD_WEIGHT * (held - endpoint.holdMs);
+    const { holdMs } = endpoint;
+    endpoint.holdMs =
+      holdMs === undefined ? held : holdMs + HOLD_WEIGHT * (Math.min(held, LONGEST_HOLD_SAMPLE * holdMs) - holdMs);
     endpoint.sendingSince.splice(endpoint.sendingSince.indexOf(since), 1);
     const next = endpoint.waiting.shift();
     if (next) {
       clearTimeout(next.timer);
       return next.answer(this.taken(endpoint));
     }
+    // A place free with nobody waiting: jobs put off before come back as they were told, and the
+    // next one to step aside need not wait behind them.
+    endpoint.nextComeBack = 0;
     if (endpoint.sendingSince.length === 0 && this.endpoints.size > REMEMBERED_ENDPOINTS) {
       this.endpoints.delete(endpoint.id);
     }

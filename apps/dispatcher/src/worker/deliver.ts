@@ -11,6 +11,7 @@ import type { DispatcherMetrics } from '../metrics';
 import type { AttemptRecorder } from './attempt-recorder';
 import { buildEnvelope, withSecretFields } from './build-envelope';
 import type { EndpointSecrets } from './endpoint-secrets';
+import type { PutOffWriter } from './put-off';
 import type { DeliveryReader, DeliveryToSend } from './read-delivery';
 import { signedHeaders } from './signed-headers';
 
@@ -18,6 +19,7 @@ export interface DeliverDeps {
   db: Db;
   reader: DeliveryReader;
   recorder: AttemptRecorder;
+  putOff: PutOffWriter;
   agents: ReceiverAgents;
   places: EndpointPlaces;
   secrets: EndpointSecrets;
@@ -44,6 +46,7 @@ type Next = null | number | typeof REQUEUE | StepAside;
 export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>, token?: string): Promise<void> {
   const delivery = await deps.reader.read(job.data.deliveryId);
   if (!unsettled(delivery)) return;
+  const jobAgeMs = Date.now() - job.timestamp;
   // The attempt's span continues the trace of the request or job that recorded the event.
   const next = tracingActive()
     ? await inSpan(
@@ -57,15 +60,30 @@ export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>, toke
             'webhook.endpoint_id': delivery.endpoint.id,
           },
         },
-        (span) => attempt(deps, delivery, span),
+        (span) => attempt(deps, delivery, jobAgeMs, span),
       )
-    : await attempt(deps, delivery);
+    : await attempt(deps, delivery, jobAgeMs);
   if (next === null) return;
   // The delayed job keeps its id (the delivery's), so it stays the delivery's only job; one put
   // back as it was (its process is closing) is due at once, for another process.
   const delayMs = next === REQUEUE ? 0 : typeof next === 'number' ? next : next.comeBackInMs;
   await job.moveToDelayed(Date.now() + delayMs, token);
+  if (typeof next === 'object') await putOff(deps, delivery.id, new Date(Date.now() + delayMs));
   throw new DelayedError();
+}
+
+/**
+ * After its job stepped aside (its endpoint had no place for it soon): the delivery's
+ * next_attempt_at says when it is due again, as for a retry, so the sweeper leaves the delayed
+ * job alone and the delivery log shows when it goes. Not an attempt. Written once the job is
+ * delayed, which a run that lost its job's lock cannot do. A failed write is only logged: the job
+ * is delayed already, and at worst the sweeper sends it early, and it steps aside again.
+ */
+async function putOff(deps: DeliverDeps, deliveryId: string, dueAt: Date): Promise<void> {
+  deps.metrics.steppedAside.inc();
+  await deps.putOff.write({ deliveryId, dueAt }).catch((error: unknown) => {
+    deps.logger.warn({ err: error, deliveryId }, 'could not write when a stepped-aside delivery is due');
+  });
 }
 
 /** False when the delivery is gone, or settled by an earlier run of its job that crashed before completing it. */
@@ -74,34 +92,22 @@ function unsettled(delivery: DeliveryToSend | null): delivery is DeliveryToSend 
 }
 
 /** `read` sent once, if its endpoint still takes it, under one of the endpoint's places. */
-async function attempt(deps: DeliverDeps, read: DeliveryToSend, span?: SpanHandle): Promise<Next> {
+async function attempt(deps: DeliverDeps, read: DeliveryToSend, jobAgeMs: number, span?: SpanHandle): Promise<Next> {
   if (await settledUnsent(deps, read, span)) return null;
-  const place = await deps.places.take(read.endpoint.id);
+  const place = await deps.places.take(read.endpoint.id, jobAgeMs);
   if (!place) {
     span?.setAttributes({ 'webhook.outcome': 'requeued' });
     return REQUEUE;
   }
-  if (!('release' in place)) return stepAside(deps, read, place, span);
+  if (!('release' in place)) {
+    span?.setAttributes({ 'webhook.outcome': 'stepped_aside' });
+    return place;
+  }
   try {
     return await send(deps, read, place, span);
   } finally {
     place.release();
   }
-}
-
-/**
- * Puts off a delivery whose endpoint has no place for it soon: its next attempt is due when the
- * endpoint should have one. PostgreSQL says so first, as for a retry: the sweeper then leaves the
- * delayed job alone, and the delivery log shows when it goes. No attempt is counted.
- */
-async function stepAside(deps: DeliverDeps, read: DeliveryToSend, turn: StepAside, span?: SpanHandle): Promise<Next> {
-  await deps.db.webhookDelivery.updateMany({
-    where: { id: read.id, status: 'pending' },
-    data: { nextAttemptAt: new Date(Date.now() + turn.comeBackInMs) },
-  });
-  deps.metrics.steppedAside.inc();
-  span?.setAttributes({ 'webhook.outcome': 'stepped_aside' });
-  return turn;
 }
 
 /**
