@@ -66,11 +66,12 @@ async function burstBehindSlowBacklog(checkout: Checkout, receiver: Receiver, sl
     receiver,
   );
   const name = `dispatcher burst, the defaults, behind ${SLOW_BACKLOG} deliveries to another endpoint answering in ${SLOW_ANSWER_MS} ms [${checkout.label}]`;
-  const dispatcher = await startDispatcher(outbox, `dispatcher (the defaults, ${checkout.label})`, {
-    concurrency: DEFAULTS.inFlight,
-    perEndpoint: DEFAULTS.perEndpoint,
-  });
+  let dispatcher: Child | undefined;
   try {
+    dispatcher = await startDispatcher(outbox, `dispatcher (the defaults, ${checkout.label})`, {
+      concurrency: DEFAULTS.inFlight,
+      perEndpoint: DEFAULTS.perEndpoint,
+    });
     await warmUp(outbox, receiver);
     const slowTenant = await addTenant(outbox);
     await subscribe(outbox, slowTenant, slow);
@@ -98,7 +99,7 @@ async function burstBehindSlowBacklog(checkout: Checkout, receiver: Receiver, sl
         .join('; '),
     };
   } finally {
-    await stopChild(dispatcher);
+    if (dispatcher) await stopChild(dispatcher);
     await removeOutbox(outbox);
   }
 }

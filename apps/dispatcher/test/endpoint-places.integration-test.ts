@@ -161,6 +161,7 @@ describe("an endpoint's places in a dispatcher process (WEBHOOK_ENDPOINT_CONCURR
     await waitUntil(async () => (await putOff(ids)).length > 0, { timeoutMs: 5_000, what: 'deliveries put off' });
     await h.t.deps.db.webhookEndpoint.update({ where: { id: endpoint.id }, data: { status: 'disabled' } });
     const stepped = await putOff(ids);
+    expect(stepped.length).toBeGreaterThan(0);
 
     await waitUntil(async () => (await statusesOf(stepped)).every((s) => s === 'waiting'), {
       timeoutMs: 15_000,

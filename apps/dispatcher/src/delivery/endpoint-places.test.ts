@@ -219,14 +219,31 @@ describe('EndpointPlaces', () => {
       }
     });
 
-    it('puts a job off to the second half of its horizon at most: a minute, or half its age up to a quarter of an hour', async () => {
+    it('puts a job off to the second half of its horizon at most: a minute, or half the time the endpoint has been stepping jobs aside, up to a quarter of an hour', async () => {
       const places = new EndpointPlaces(1, clock);
-      held(await places.take('a'));
+      const stuck = held(await places.take('a'));
       now = 20 * MINUTE;
 
       expect(comeBackIn(await places.take('a'))).toBe(MINUTE / 2);
-      expect(comeBackIn(await places.take('a', 10 * MINUTE))).toBe(2.5 * MINUTE);
-      expect(comeBackIn(await places.take('a', 60 * MINUTE))).toBe(7.5 * MINUTE);
+      now = 30 * MINUTE;
+      expect(comeBackIn(await places.take('a'))).toBe(2.5 * MINUTE);
+      now = 60 * MINUTE;
+      expect(comeBackIn(await places.take('a'))).toBe(7.5 * MINUTE);
+
+      // A place free with nobody waiting: the endpoint had capacity again, and the horizon is a
+      // minute again (though the average hold is now an hour).
+      stuck.release();
+      held(await places.take('a'));
+      now = 60 * MINUTE + 2_000;
+      expect(comeBackIn(await places.take('a'))).toBe(MINUTE / 2);
+    });
+
+    it('spreads the jobs put off past their horizon over its second half', async () => {
+      const places = new EndpointPlaces(1, { now: () => now, random: () => 0.5 });
+      held(await places.take('a'));
+      now = 20 * MINUTE;
+
+      expect(comeBackIn(await places.take('a'))).toBe(0.75 * MINUTE);
     });
 
     it('starts the line of jobs stepped aside again once a place comes free with nobody waiting', async () => {

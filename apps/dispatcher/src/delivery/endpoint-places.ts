@@ -19,6 +19,8 @@ interface Endpoint {
   holdMs: number | undefined;
   /** When (performance.now()) the next job stepping aside should come back. */
   nextComeBack: number;
+  /** Since when (performance.now()) jobs have been stepping aside with no place free in between; undefined: none are. */
+  backlogSince: number | undefined;
 }
 
 /** A job waiting for a place: told when its place was taken, or to step aside, or null (closing). */
@@ -30,8 +32,8 @@ interface Waiter {
 /** A job steps aside rather than wait longer than this for a place in the process. */
 export const LONGEST_WAIT_MS = 1_000;
 /**
- * The furthest ahead a job stepping aside is told to come back: a minute, or half the job's age
- * (it has been put off before, or has been retried for long), up to a quarter of an hour.
+ * The furthest ahead a job stepping aside is told to come back (its horizon): a minute, or half
+ * the time the endpoint's jobs have been stepping aside, up to a quarter of an hour.
  */
 export const SHORTEST_HORIZON_MS = 60_000;
 export const LONGEST_HORIZON_MS = 15 * 60_000;
@@ -60,9 +62,11 @@ export interface EndpointPlacesOptions {
  * whose wait would be longer (from how long the endpoint's places are held and how many wait
  * before it) steps aside at once, and one still waiting then steps aside then: back to the queue,
  * due when the endpoint should have a place for it. Those stepping aside are spaced at the
- * endpoint's pace, so a backlog comes back about as fast as it can be sent, not all at once; past
- * the job's horizon they are spread over its second half instead, so a long backlog steps aside
- * about once per doubling of its age rather than every minute.
+ * endpoint's pace, so a backlog comes back about as fast as it can be sent, not all at once. Past
+ * the horizon they are spread over its second half instead, and the horizon grows with the time
+ * the endpoint has had no place to spare, so a long backlog's jobs step aside a few times each
+ * time that time doubles, not every minute, and come back within half that time of a recovery.
+ * All of it starts again once a place comes free with nobody waiting.
  */
 export class EndpointPlaces {
   private readonly endpoints = new Map<string, Endpoint>();
@@ -80,21 +84,26 @@ export class EndpointPlaces {
 
   /**
    * A place to send to `endpointId`, once one is free; a StepAside when that would take too long;
-   * null once closing, when the job should go back to the queue as it is. `jobAgeMs`: how long
-   * ago the job was first queued.
+   * null once closing, when the job should go back to the queue as it is.
    */
-  async take(endpointId: string, jobAgeMs = 0): Promise<Place | StepAside | null> {
+  async take(endpointId: string): Promise<Place | StepAside | null> {
     if (this.closed) return null;
     const now = this.now();
     let endpoint = this.endpoints.get(endpointId);
     if (!endpoint) {
-      endpoint = { id: endpointId, sendingSince: [], waiting: [], holdMs: undefined, nextComeBack: 0 };
+      endpoint = {
+        id: endpointId,
+        sendingSince: [],
+        waiting: [],
+        holdMs: undefined,
+        nextComeBack: 0,
+        backlogSince: undefined,
+      };
       this.endpoints.set(endpointId, endpoint);
     }
     if (endpoint.sendingSince.length < this.perEndpoint) return this.place(endpoint, this.taken(endpoint));
     const position = endpoint.waiting.length + 1;
-    if (this.waitMs(endpoint, now, position) > LONGEST_WAIT_MS)
-      return this.stepAside(endpoint, now, position, jobAgeMs);
+    if (this.waitMs(endpoint, now, position) > LONGEST_WAIT_MS) return this.stepAside(endpoint, now, position);
     // A released place is taken for the next waiting job as it is released, so no later arrival
     // can take it first.
     const turn = await new Promise<number | StepAside | null>((answer) => {
@@ -102,10 +111,7 @@ export class EndpointPlaces {
         answer,
         // Decided after the event loop's pending I/O: answers that came in while the process
         // was stalled release their places (maybe to this job) before it gives up waiting.
-        timer: setTimeout(
-          () => setImmediate(() => this.giveUp(endpoint, waiter, jobAgeMs + LONGEST_WAIT_MS)),
-          LONGEST_WAIT_MS,
-        ),
+        timer: setTimeout(() => setImmediate(() => this.giveUp(endpoint, waiter)), LONGEST_WAIT_MS),
       };
       endpoint.waiting.push(waiter);
     });
@@ -152,12 +158,12 @@ export class EndpointPlaces {
   }
 
   /** A waiter still waiting after LONGEST_WAIT_MS steps aside, due when its own turn should come. */
-  private giveUp(endpoint: Endpoint, waiter: Waiter, jobAgeMs: number): void {
+  private giveUp(endpoint: Endpoint, waiter: Waiter): void {
     const index = endpoint.waiting.indexOf(waiter);
     if (index === -1) return; // handed a place, or closing, meanwhile
     endpoint.waiting.splice(index, 1);
     const now = this.now();
-    waiter.answer(this.stepAside(endpoint, now, index + 1, jobAgeMs));
+    waiter.answer(this.stepAside(endpoint, now, index + 1));
   }
 
   /**
@@ -178,10 +184,11 @@ export class EndpointPlaces {
   /**
    * Come back when a place should be free for the job `position` in line, and not before the
    * jobs stepped aside before it, each a hold's share of the places later than the last; past the
-   * job's horizon, somewhere in its second half.
+   * horizon, somewhere in its second half.
    */
-  private stepAside(endpoint: Endpoint, now: number, position: number, jobAgeMs: number): StepAside {
-    const horizon = Math.min(Math.max(jobAgeMs / 2, SHORTEST_HORIZON_MS), LONGEST_HORIZON_MS);
+  private stepAside(endpoint: Endpoint, now: number, position: number): StepAside {
+    endpoint.backlogSince ??= now;
+    const horizon = Math.min(Math.max((now - endpoint.backlogSince) / 2, SHORTEST_HORIZON_MS), LONGEST_HORIZON_MS);
     const due = Math.max(now + this.waitMs(endpoint, now, position), endpoint.nextComeBack);
     const at = due <= now + horizon ? due : now + horizon * (0.5 + this.random() / 2);
     if (due <= now + horizon) endpoint.nextComeBack = due + this.holdEstimate(endpoint, now) / this.perEndpoint;
@@ -202,6 +209,7 @@ export class EndpointPlaces {
     // A place free with nobody waiting: jobs put off before come back as they were told, and the
     // next one to step aside need not wait behind them.
     endpoint.nextComeBack = 0;
+    endpoint.backlogSince = undefined;
     if (endpoint.sendingSince.length === 0 && this.endpoints.size > REMEMBERED_ENDPOINTS) {
       this.endpoints.delete(endpoint.id);
     }

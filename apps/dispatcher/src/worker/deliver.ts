@@ -46,7 +46,6 @@ type Next = null | number | typeof REQUEUE | StepAside;
 export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>, token?: string): Promise<void> {
   const delivery = await deps.reader.read(job.data.deliveryId);
   if (!unsettled(delivery)) return;
-  const jobAgeMs = Date.now() - job.timestamp;
   // The attempt's span continues the trace of the request or job that recorded the event.
   const next = tracingActive()
     ? await inSpan(
@@ -60,15 +59,16 @@ export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>, toke
             'webhook.endpoint_id': delivery.endpoint.id,
           },
         },
-        (span) => attempt(deps, delivery, jobAgeMs, span),
+        (span) => attempt(deps, delivery, span),
       )
-    : await attempt(deps, delivery, jobAgeMs);
+    : await attempt(deps, delivery);
   if (next === null) return;
   // The delayed job keeps its id (the delivery's), so it stays the delivery's only job; one put
   // back as it was (its process is closing) is due at once, for another process.
   const delayMs = next === REQUEUE ? 0 : typeof next === 'number' ? next : next.comeBackInMs;
-  await job.moveToDelayed(Date.now() + delayMs, token);
-  if (typeof next === 'object') await putOff(deps, delivery.id, new Date(Date.now() + delayMs));
+  const dueAt = Date.now() + delayMs;
+  await job.moveToDelayed(dueAt, token);
+  if (typeof next === 'object') await putOff(deps, delivery, new Date(dueAt));
   throw new DelayedError();
 }
 
@@ -76,14 +76,19 @@ export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>, toke
  * After its job stepped aside (its endpoint had no place for it soon): the delivery's
  * next_attempt_at says when it is due again, as for a retry, so the sweeper leaves the delayed
  * job alone and the delivery log shows when it goes. Not an attempt. Written once the job is
- * delayed, which a run that lost its job's lock cannot do. A failed write is only logged: the job
- * is delayed already, and at worst the sweeper sends it early, and it steps aside again.
+ * delayed, which a run that lost its job's lock cannot do, and only over the delivery as this run
+ * read it. A write that fails or finds the delivery changed is only logged: the job is delayed
+ * already, and at worst the sweeper sends it early, and it steps aside again.
  */
-async function putOff(deps: DeliverDeps, deliveryId: string, dueAt: Date): Promise<void> {
+async function putOff(deps: DeliverDeps, delivery: DeliveryToSend, dueAt: Date): Promise<void> {
   deps.metrics.steppedAside.inc();
-  await deps.putOff.write({ deliveryId, dueAt }).catch((error: unknown) => {
+  const deliveryId = delivery.id;
+  try {
+    if (!(await deps.putOff.write({ deliveryId, attemptCount: delivery.attemptCount, dueAt })))
+      deps.logger.info({ deliveryId }, 'stepped-aside delivery changed since it was read; its due time is not written');
+  } catch (error) {
     deps.logger.warn({ err: error, deliveryId }, 'could not write when a stepped-aside delivery is due');
-  });
+  }
 }
 
 /** False when the delivery is gone, or settled by an earlier run of its job that crashed before completing it. */
@@ -92,9 +97,9 @@ function unsettled(delivery: DeliveryToSend | null): delivery is DeliveryToSend 
 }
 
 /** `read` sent once, if its endpoint still takes it, under one of the endpoint's places. */
-async function attempt(deps: DeliverDeps, read: DeliveryToSend, jobAgeMs: number, span?: SpanHandle): Promise<Next> {
+async function attempt(deps: DeliverDeps, read: DeliveryToSend, span?: SpanHandle): Promise<Next> {
   if (await settledUnsent(deps, read, span)) return null;
-  const place = await deps.places.take(read.endpoint.id, jobAgeMs);
+  const place = await deps.places.take(read.endpoint.id);
   if (!place) {
     span?.setAttributes({ 'webhook.outcome': 'requeued' });
     return REQUEUE;

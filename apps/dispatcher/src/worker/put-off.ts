@@ -1,25 +1,34 @@
 import type pg from 'pg';
 import { groupCalls } from './group-calls';
 
-/** A delivery whose job stepped aside, and when it is due again. */
+/** A delivery whose job stepped aside, as its run read it, and when it is due again. */
 export interface PutOffDelivery {
   deliveryId: string;
+  /** The delivery's attempt count as the run read it. */
+  attemptCount: number;
   dueAt: Date;
 }
 
 export interface PutOffWriter {
-  /** Writes the delivery's next_attempt_at; resolves once committed. */
-  write(delivery: PutOffDelivery): Promise<void>;
+  /** Writes the delivery's next_attempt_at; false when the delivery had changed (nothing written). */
+  write(delivery: PutOffDelivery): Promise<boolean>;
   close(): Promise<void>;
 }
 
-// Only a delivery that was due: a run of its job that lost its lock to another worker, which has
-// since scheduled a retry further off, leaves that retry's time alone.
+// Only a delivery still pending with the attempts its run read: one another worker has sent since
+// (it had the job after this run lost its lock) keeps what that attempt wrote. The rows are
+// locked in id order first, as the attempt recorder locks them, so the two never deadlock.
 const PUT_OFF: pg.QueryConfig = {
   name: 'dispatcher-put-off',
-  text: `UPDATE webhook_deliveries d SET next_attempt_at = i.due_at, updated_at = now()
-           FROM unnest($1::uuid[], $2::timestamptz[]) AS i(id, due_at)
-          WHERE d.id = i.id AND d.status = 'pending' AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= now())`,
+  text: `
+    WITH locked AS MATERIALIZED (
+      SELECT id FROM webhook_deliveries WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE
+    )
+    UPDATE webhook_deliveries d SET next_attempt_at = i.due_at, updated_at = now()
+      FROM unnest($1::uuid[], $2::int[], $3::timestamptz[]) AS i(id, attempt_count, due_at)
+     WHERE d.id = i.id AND d.id IN (SELECT id FROM locked)
+       AND d.status = 'pending' AND d.attempt_count = i.attempt_count
+    RETURNING d.id`,
 };
 
 /**
@@ -28,13 +37,18 @@ const PUT_OFF: pg.QueryConfig = {
  * a slow endpoint's backlog steps aside many jobs at once.
  */
 export function createPutOffWriter(pool: pg.Pool): PutOffWriter {
-  const grouped = groupCalls<PutOffDelivery, void>(
+  const grouped = groupCalls<PutOffDelivery, boolean>(
     async (deliveries) => {
-      await pool.query({
+      const { rows } = await pool.query<{ id: string }>({
         ...PUT_OFF,
-        values: [deliveries.map((d) => d.deliveryId), deliveries.map((d) => d.dueAt)],
+        values: [
+          deliveries.map((d) => d.deliveryId),
+          deliveries.map((d) => d.attemptCount),
+          deliveries.map((d) => d.dueAt),
+        ],
       });
-      return deliveries.map(() => undefined);
+      const written = new Set(rows.map((row) => row.id));
+      return deliveries.map((d) => written.has(d.deliveryId));
     },
     // One delivery twice in a group would make the UPDATE's outcome depend on the join order.
     { maxGroup: 100, maxWaitMs: 10, clash: (a, b) => a.deliveryId === b.deliveryId },

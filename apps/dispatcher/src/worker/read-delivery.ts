@@ -7,6 +7,8 @@ export interface DeliveryToSend {
   id: string;
   eventName: string;
   status: string;
+  /** Attempts made so far: which attempt this run would make, and the delivery's version for a write that must not cross another run's. */
+  attemptCount: number;
   isTest: boolean;
   testData: unknown;
   createdAt: Date;
@@ -28,6 +30,7 @@ interface Row {
   id: string;
   event_name: string;
   status: string;
+  attempt_count: number;
   is_test: boolean;
   test_data: unknown;
   created_at: Date;
@@ -53,7 +56,7 @@ interface Row {
 const READ_DELIVERIES: pg.QueryConfig<[string[]]> = {
   name: 'dispatcher-read-deliveries',
   text: `
-    SELECT d.id, d.event_name, d.status::text AS status, d.is_test, d.test_data, d.created_at,
+    SELECT d.id, d.event_name, d.status::text AS status, d.attempt_count, d.is_test, d.test_data, d.created_at,
            e.id AS event_id, e.data AS event_data, e.sealed_data,
            e.created_at AS event_created_at, e.traceparent, e.tracestate,
            c.email AS customer_email, c.first_name AS customer_first_name, c.last_name AS customer_last_name,
@@ -95,6 +98,7 @@ function toDelivery(row: Row): DeliveryToSend {
     id: row.id,
     eventName: row.event_name,
     status: row.status,
+    attemptCount: row.attempt_count,
     isTest: row.is_test,
     testData: row.test_data,
     createdAt: row.created_at,
