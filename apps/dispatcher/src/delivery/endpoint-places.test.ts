@@ -219,22 +219,30 @@ describe('EndpointPlaces', () => {
       }
     });
 
-    it('puts a job off to the second half of its horizon at most: a minute, or half the time the endpoint has been stepping jobs aside, up to a quarter of an hour', async () => {
+    it("puts a job off to the second half of its horizon at most: a minute, or half the time the endpoint's jobs have been stepping aside, up to a quarter of an hour", async () => {
       const places = new EndpointPlaces(1, clock);
       const stuck = held(await places.take('a'));
+      /** Jobs go on stepping aside, 50 s apart, until `until`, when one more does: its delay. */
+      const stepAsideUntil = async (until: number) => {
+        while (now + 50_000 < until) {
+          now += 50_000;
+          comeBackIn(await places.take('a'));
+        }
+        now = until;
+        return comeBackIn(await places.take('a'));
+      };
       now = 20 * MINUTE;
 
       expect(comeBackIn(await places.take('a'))).toBe(MINUTE / 2);
-      now = 30 * MINUTE;
-      expect(comeBackIn(await places.take('a'))).toBe(2.5 * MINUTE);
-      now = 60 * MINUTE;
-      expect(comeBackIn(await places.take('a'))).toBe(7.5 * MINUTE);
-
-      // A place free with nobody waiting: the endpoint had capacity again, and the horizon is a
-      // minute again (though the average hold is now an hour).
+      expect(await stepAsideUntil(30 * MINUTE)).toBe(2.5 * MINUTE);
+      expect(await stepAsideUntil(60 * MINUTE)).toBe(7.5 * MINUTE);
+      // A place comes free and is taken again: the backlog goes on.
       stuck.release();
       held(await places.take('a'));
-      now = 60 * MINUTE + 2_000;
+      expect(await stepAsideUntil(60 * MINUTE + 2_000)).toBe(7.5 * MINUTE);
+      // No job stepped aside for over a minute: a new backlog, with a horizon of a minute
+      // (though the average hold is now an hour).
+      now = 62 * MINUTE;
       expect(comeBackIn(await places.take('a'))).toBe(MINUTE / 2);
     });
 

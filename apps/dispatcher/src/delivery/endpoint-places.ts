@@ -19,8 +19,12 @@ interface Endpoint {
   holdMs: number | undefined;
   /** When (performance.now()) the next job stepping aside should come back. */
   nextComeBack: number;
-  /** Since when (performance.now()) jobs have been stepping aside with no place free in between; undefined: none are. */
-  backlogSince: number | undefined;
+  /**
+   * Since when (performance.now()) jobs of the endpoint have been stepping aside, with never a
+   * horizon's shortest span (a minute) between two; and when the last one did.
+   */
+  backlogSince: number;
+  lastStepAside: number;
 }
 
 /** A job waiting for a place: told when its place was taken, or to step aside, or null (closing). */
@@ -62,11 +66,11 @@ export interface EndpointPlacesOptions {
  * whose wait would be longer (from how long the endpoint's places are held and how many wait
  * before it) steps aside at once, and one still waiting then steps aside then: back to the queue,
  * due when the endpoint should have a place for it. Those stepping aside are spaced at the
- * endpoint's pace, so a backlog comes back about as fast as it can be sent, not all at once. Past
- * the horizon they are spread over its second half instead, and the horizon grows with the time
- * the endpoint has had no place to spare, so a long backlog's jobs step aside a few times each
- * time that time doubles, not every minute, and come back within half that time of a recovery.
- * All of it starts again once a place comes free with nobody waiting.
+ * endpoint's pace, so a backlog comes back about as fast as it can be sent, not all at once; the
+ * line starts again once a place comes free with nobody waiting. Past the horizon they are spread
+ * over its second half instead, and the horizon grows with the time the endpoint's jobs have been
+ * stepping aside, so a long backlog's jobs step aside a few times each time that time doubles,
+ * not every minute, and come back within half that time of a recovery.
  */
 export class EndpointPlaces {
   private readonly endpoints = new Map<string, Endpoint>();
@@ -97,7 +101,8 @@ export class EndpointPlaces {
         waiting: [],
         holdMs: undefined,
         nextComeBack: 0,
-        backlogSince: undefined,
+        backlogSince: 0,
+        lastStepAside: -Infinity,
       };
       this.endpoints.set(endpointId, endpoint);
     }
@@ -187,7 +192,11 @@ export class EndpointPlaces {
    * horizon, somewhere in its second half.
    */
   private stepAside(endpoint: Endpoint, now: number, position: number): StepAside {
-    endpoint.backlogSince ??= now;
+    // A job of a backlog that has lasted comes back later: its return and its next step aside
+    // cost the queue and PostgreSQL, and the endpoint has shown no room for a while. Put off
+    // jobs return within the horizon, so a backlog still there keeps stepping them aside.
+    if (now - endpoint.lastStepAside > SHORTEST_HORIZON_MS) endpoint.backlogSince = now;
+    endpoint.lastStepAside = now;
     const horizon = Math.min(Math.max((now - endpoint.backlogSince) / 2, SHORTEST_HORIZON_MS), LONGEST_HORIZON_MS);
     const due = Math.max(now + this.waitMs(endpoint, now, position), endpoint.nextComeBack);
     const at = due <= now + horizon ? due : now + horizon * (0.5 + this.random() / 2);
@@ -209,7 +218,6 @@ export class EndpointPlaces {
     // A place free with nobody waiting: jobs put off before come back as they were told, and the
     // next one to step aside need not wait behind them.
     endpoint.nextComeBack = 0;
-    endpoint.backlogSince = undefined;
     if (endpoint.sendingSince.length === 0 && this.endpoints.size > REMEMBERED_ENDPOINTS) {
       this.endpoints.delete(endpoint.id);
     }
