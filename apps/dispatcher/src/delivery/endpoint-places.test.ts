@@ -254,18 +254,24 @@ describe('EndpointPlaces', () => {
       expect(comeBackIn(await places.take('a'))).toBe(0.75 * MINUTE);
     });
 
-    it('starts the line of jobs stepped aside again once a place comes free with nobody waiting', async () => {
+    it('keeps the line of jobs stepped aside while places come free, and starts it again after a minute with none stepping aside', async () => {
       const places = new EndpointPlaces(1, clock);
       const slow = held(await places.take('a'));
       now = 3_000;
       expect(comeBackIn(await places.take('a'))).toBe(3_000);
       expect(comeBackIn(await places.take('a'))).toBe(6_000);
       slow.release();
-      held(await places.take('a'));
+      const next = held(await places.take('a'));
       now = 3_100;
 
-      // Not behind the two put off before: one hold from now.
-      expect(comeBackIn(await places.take('a'))).toBe(3_000);
+      // Behind the two put off before, whose turns are still to come.
+      expect(comeBackIn(await places.take('a'))).toBe(8_900);
+      now = 70_000;
+      next.release();
+      held(await places.take('a'));
+      now = 70_100;
+      // A new backlog: one hold from now (the average: 3 s, then 67 s counted as 12).
+      expect(comeBackIn(await places.take('a'))).toBe(4_800);
     });
 
     it('remembers the pace of an idle endpoint, and forgets it when ten thousand others are remembered', async () => {

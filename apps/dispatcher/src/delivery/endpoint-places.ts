@@ -66,8 +66,8 @@ export interface EndpointPlacesOptions {
  * whose wait would be longer (from how long the endpoint's places are held and how many wait
  * before it) steps aside at once, and one still waiting then steps aside then: back to the queue,
  * due when the endpoint should have a place for it. Those stepping aside are spaced at the
- * endpoint's pace, so a backlog comes back about as fast as it can be sent, not all at once; the
- * line starts again once a place comes free with nobody waiting. Past the horizon they are spread
+ * endpoint's pace, so a backlog comes back about as fast as it can be sent, not all at once; a
+ * line already behind the present starts from it. Past the horizon they are spread
  * over its second half instead, and the horizon grows with the time the endpoint's jobs have been
  * stepping aside, so a long backlog's jobs step aside a few times each time that time doubles,
  * not every minute, and come back within half that time of a recovery.
@@ -195,7 +195,11 @@ export class EndpointPlaces {
     // A job of a backlog that has lasted comes back later: its return and its next step aside
     // cost the queue and PostgreSQL, and the endpoint has shown no room for a while. Put off
     // jobs return within the horizon, so a backlog still there keeps stepping them aside.
-    if (now - endpoint.lastStepAside > SHORTEST_HORIZON_MS) endpoint.backlogSince = now;
+    // A new backlog starts its line from the present: the jobs of an old one have come back.
+    if (now - endpoint.lastStepAside > SHORTEST_HORIZON_MS) {
+      endpoint.backlogSince = now;
+      endpoint.nextComeBack = 0;
+    }
     endpoint.lastStepAside = now;
     const horizon = Math.min(Math.max((now - endpoint.backlogSince) / 2, SHORTEST_HORIZON_MS), LONGEST_HORIZON_MS);
     const due = Math.max(now + this.waitMs(endpoint, now, position), endpoint.nextComeBack);
@@ -215,9 +219,6 @@ export class EndpointPlaces {
       clearTimeout(next.timer);
       return next.answer(this.taken(endpoint));
     }
-    // A place free with nobody waiting: jobs put off before come back as they were told, and the
-    // next one to step aside need not wait behind them.
-    endpoint.nextComeBack = 0;
     if (endpoint.sendingSince.length === 0 && this.endpoints.size > REMEMBERED_ENDPOINTS) {
       this.endpoints.delete(endpoint.id);
     }

@@ -77,14 +77,14 @@ export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>, toke
  * next_attempt_at says when it is due again, as for a retry, so the sweeper leaves the delayed
  * job alone and the delivery log shows when it goes. Not an attempt. Written once the job is
  * delayed, which a run that lost its job's lock cannot do, and only over the delivery as this run
- * read it. A write that fails or finds the delivery changed is only logged: the job is delayed
+ * read it (its updated_at). A write that fails or finds the delivery changed is only logged: the job is delayed
  * already, and at worst the sweeper sends it early, and it steps aside again.
  */
 async function putOff(deps: DeliverDeps, delivery: DeliveryToSend, dueAt: Date): Promise<void> {
   deps.metrics.steppedAside.inc();
   const deliveryId = delivery.id;
   try {
-    if (!(await deps.putOff.write({ deliveryId, attemptCount: delivery.attemptCount, dueAt })))
+    if (!(await deps.putOff.write({ deliveryId, readAt: delivery.updatedAt, dueAt })))
       deps.logger.info({ deliveryId }, 'stepped-aside delivery changed since it was read; its due time is not written');
   } catch (error) {
     deps.logger.warn({ err: error, deliveryId }, 'could not write when a stepped-aside delivery is due');

@@ -4,8 +4,8 @@ import { groupCalls } from './group-calls';
 /** A delivery whose job stepped aside, as its run read it, and when it is due again. */
 export interface PutOffDelivery {
   deliveryId: string;
-  /** The delivery's attempt count as the run read it. */
-  attemptCount: number;
+  /** The delivery's updated_at as the run read it. */
+  readAt: Date;
   dueAt: Date;
 }
 
@@ -15,19 +15,21 @@ export interface PutOffWriter {
   close(): Promise<void>;
 }
 
-// Only a delivery still pending with the attempts its run read: one another worker has sent since
-// (it had the job after this run lost its lock) keeps what that attempt wrote. The rows are
-// locked in id order first, as the attempt recorder locks them, so the two never deadlock.
-const PUT_OFF: pg.QueryConfig = {
+/**
+ * Only a delivery unchanged since its run read it: one another worker has sent since (it had the
+ * job after this run lost its lock), or a redeliver has reset, keeps what that wrote. The rows are
+ * locked in id order first, as the attempt recorder locks them, so the two never deadlock.
+ */
+export const PUT_OFF: pg.QueryConfig = {
   name: 'dispatcher-put-off',
   text: `
     WITH locked AS MATERIALIZED (
       SELECT id FROM webhook_deliveries WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE
     )
     UPDATE webhook_deliveries d SET next_attempt_at = i.due_at, updated_at = now()
-      FROM unnest($1::uuid[], $2::int[], $3::timestamptz[]) AS i(id, attempt_count, due_at)
+      FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[]) AS i(id, read_at, due_at)
      WHERE d.id = i.id AND d.id IN (SELECT id FROM locked)
-       AND d.status = 'pending' AND d.attempt_count = i.attempt_count
+       AND d.status = 'pending' AND d.updated_at = i.read_at
     RETURNING d.id`,
 };
 
@@ -41,11 +43,7 @@ export function createPutOffWriter(pool: pg.Pool): PutOffWriter {
     async (deliveries) => {
       const { rows } = await pool.query<{ id: string }>({
         ...PUT_OFF,
-        values: [
-          deliveries.map((d) => d.deliveryId),
-          deliveries.map((d) => d.attemptCount),
-          deliveries.map((d) => d.dueAt),
-        ],
+        values: [deliveries.map((d) => d.deliveryId), deliveries.map((d) => d.readAt), deliveries.map((d) => d.dueAt)],
       });
       const written = new Set(rows.map((row) => row.id));
       return deliveries.map((d) => written.has(d.deliveryId));

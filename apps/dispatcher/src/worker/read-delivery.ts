@@ -7,11 +7,11 @@ export interface DeliveryToSend {
   id: string;
   eventName: string;
   status: string;
-  /** Attempts made so far: which attempt this run would make, and the delivery's version for a write that must not cross another run's. */
-  attemptCount: number;
   isTest: boolean;
   testData: unknown;
   createdAt: Date;
+  /** The delivery's version: a write after this run's read that must not cross another's checks it. */
+  updatedAt: Date;
   event: { data: unknown; sealedData: string | null; createdAt: Date; trace: TraceContext | null } | null;
   /** The contact fields of the event's customer as they are now (customer events only). */
   customer: { email: string; firstName: string; lastName: string | null; phone: string | null } | null;
@@ -30,10 +30,10 @@ interface Row {
   id: string;
   event_name: string;
   status: string;
-  attempt_count: number;
   is_test: boolean;
   test_data: unknown;
   created_at: Date;
+  updated_at: Date;
   event_id: string | null;
   event_data: unknown;
   sealed_data: string | null;
@@ -56,7 +56,7 @@ interface Row {
 const READ_DELIVERIES: pg.QueryConfig<[string[]]> = {
   name: 'dispatcher-read-deliveries',
   text: `
-    SELECT d.id, d.event_name, d.status::text AS status, d.attempt_count, d.is_test, d.test_data, d.created_at,
+    SELECT d.id, d.event_name, d.status::text AS status, d.is_test, d.test_data, d.created_at, d.updated_at,
            e.id AS event_id, e.data AS event_data, e.sealed_data,
            e.created_at AS event_created_at, e.traceparent, e.tracestate,
            c.email AS customer_email, c.first_name AS customer_first_name, c.last_name AS customer_last_name,
@@ -98,10 +98,10 @@ function toDelivery(row: Row): DeliveryToSend {
     id: row.id,
     eventName: row.event_name,
     status: row.status,
-    attemptCount: row.attempt_count,
     isTest: row.is_test,
     testData: row.test_data,
     createdAt: row.created_at,
+    updatedAt: row.updated_at,
     event:
       row.event_id === null
         ? null
