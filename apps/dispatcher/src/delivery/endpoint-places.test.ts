@@ -179,6 +179,22 @@ describe('EndpointPlaces', () => {
       places.close();
     });
 
+    it('spaces the jobs stepping aside during a stall of every place by the usual hold, not by the stall', async () => {
+      const places = new EndpointPlaces(2, clock);
+      const usual = held(await places.take('a'));
+      now = 50;
+      usual.release();
+      held(await places.take('a'));
+      held(await places.take('a'));
+      // Both places stuck for 10 s, where a hold usually takes 50 ms.
+      now = 10_050;
+
+      const delays = [];
+      for (let n = 0; n < 3; n += 1) delays.push(comeBackIn(await places.take('a')));
+      // Each job's own wait is half the stall so far; those after it follow 200 ms / 2 apart.
+      expect(delays).toEqual([5_000, 5_100, 5_200]);
+    });
+
     it('tells jobs still waiting after a second to step aside then, each due at its own turn', async () => {
       jest.useFakeTimers();
       try {

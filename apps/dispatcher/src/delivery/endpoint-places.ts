@@ -204,8 +204,19 @@ export class EndpointPlaces {
     const horizon = Math.min(Math.max((now - endpoint.backlogSince) / 2, SHORTEST_HORIZON_MS), LONGEST_HORIZON_MS);
     const due = Math.max(now + this.waitMs(endpoint, now, position), endpoint.nextComeBack);
     const at = due <= now + horizon ? due : now + horizon * (0.5 + this.random() / 2);
-    if (due <= now + horizon) endpoint.nextComeBack = due + this.holdEstimate(endpoint, now) / this.perEndpoint;
+    if (due <= now + horizon) endpoint.nextComeBack = due + this.spacing(endpoint, now);
     return { comeBackInMs: Math.ceil(at - now) };
+  }
+
+  /**
+   * How far apart jobs stepping aside are due: a hold's share of the places, the hold counted at
+   * most four times the average. A stall of every place (all stuck to their timeout at once) makes
+   * the jobs' own waits long, but must not push every later job of the backlog out by the stall.
+   */
+  private spacing(endpoint: Endpoint, now: number): number {
+    const hold = this.holdEstimate(endpoint, now);
+    const { holdMs } = endpoint;
+    return (holdMs === undefined ? hold : Math.min(hold, LONGEST_HOLD_SAMPLE * holdMs)) / this.perEndpoint;
   }
 
   private handOver(endpoint: Endpoint, since: number): void {

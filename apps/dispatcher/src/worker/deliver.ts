@@ -37,8 +37,8 @@ type Next = null | number | typeof REQUEUE | StepAside;
 
 /**
  * One attempt of one delivery: re-read everything from PostgreSQL (the job carries only the id),
- * take one of its endpoint's places in this process (see EndpointPlaces), build and sign the
- * body, send it, and record the attempt. A failure with attempts left puts the same job back in
+ * take one of its endpoint's places in this process (see EndpointPlaces), or step aside when none
+ * comes free soon, build and sign the body, send it, and record the attempt. A failure with attempts left puts the same job back in
  * the queue, delayed by the schedule's next step: the delivery's own attempt count (in
  * PostgreSQL) decides the step, so a redeliver or a crash never desynchronises the schedule. The
  * last failure marks the delivery abandoned.
@@ -68,7 +68,9 @@ export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>, toke
   const delayMs = next === REQUEUE ? 0 : typeof next === 'number' ? next : next.comeBackInMs;
   const dueAt = Date.now() + delayMs;
   await job.moveToDelayed(dueAt, token);
-  if (typeof next === 'object') await putOff(deps, delivery, new Date(dueAt));
+  // Written in the background: the worker slot goes to the next job now (the writer's close, on
+  // stop, waits for it).
+  if (typeof next === 'object') void putOff(deps, delivery, new Date(dueAt));
   throw new DelayedError();
 }
 
@@ -77,8 +79,8 @@ export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>, toke
  * next_attempt_at says when it is due again, as for a retry, so the sweeper leaves the delayed
  * job alone and the delivery log shows when it goes. Not an attempt. Written once the job is
  * delayed, which a run that lost its job's lock cannot do, and only over the delivery as this run
- * read it (its updated_at). A write that fails or finds the delivery changed is only logged: the job is delayed
- * already, and at worst the sweeper sends it early, and it steps aside again.
+ * read it (its updated_at). A write that fails or finds the delivery changed is only logged: the
+ * job is delayed already, and at worst the sweeper sends it early, and it steps aside again.
  */
 async function putOff(deps: DeliverDeps, delivery: DeliveryToSend, dueAt: Date): Promise<void> {
   deps.metrics.steppedAside.inc();
