@@ -1,43 +1,25 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { sleep, waitUntil } from '@booking/test-kit';
 import pg from 'pg';
 import { createAttemptRecorder, type AttemptToRecord } from '../src/worker/attempt-recorder';
+import { seedDeliveryRows, type DeliveryRows } from './support/delivery-rows';
 
-// The recorder on the test database (migrated by Jest's global set-up), with a tenant, an
-// endpoint and deliveries of this file's own; nothing here sends any HTTP.
+// The recorder on rows of this file's own (see delivery-rows).
 const RETRY_DELAYS_MS = [0, 100, 200, 300, 400, 500];
 let pool: pg.Pool;
-let tenantId: string;
 let endpointId: string;
+let seeded: DeliveryRows;
 
 beforeAll(async () => {
-  pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
-  tenantId = randomUUID();
-  endpointId = randomUUID();
-  await pool.query(`INSERT INTO tenants (id, slug, name) VALUES ($1, $2, 'Recorder tests')`, [
-    tenantId,
-    `recorder-${randomBytes(4).toString('hex')}`,
-  ]);
-  await pool.query(
-    `INSERT INTO webhook_endpoints (id, tenant_id, url, events, secret_ciphertext, updated_at)
-     VALUES ($1, $2, 'http://127.0.0.1:9/never-called', '{}', 'unused', now())`,
-    [endpointId, tenantId],
-  );
+  seeded = await seedDeliveryRows('Recorder tests');
+  ({ pool, endpointId } = seeded);
 });
 
 afterAll(async () => {
   await pool.end();
 });
 
-async function deliveries(count: number): Promise<string[]> {
-  const ids = Array.from({ length: count }, () => randomUUID());
-  await pool.query(
-    `INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_name, is_test, updated_at)
-     SELECT id, $2, $3, 'booking.created', true, now() FROM unnest($1::uuid[]) AS id`,
-    [ids, tenantId, endpointId],
-  );
-  return ids;
-}
+const deliveries = (count: number) => seeded.deliveries(count);
 
 function attempt(deliveryId: string, ok = true): AttemptToRecord {
   return {

@@ -1,43 +1,24 @@
-import { randomBytes, randomUUID } from 'node:crypto';
 import { waitUntil } from '@booking/test-kit';
-import pg from 'pg';
+import type pg from 'pg';
 import { createAttemptRecorder } from '../src/worker/attempt-recorder';
 import { createPutOffWriter, PUT_OFF } from '../src/worker/put-off';
+import { seedDeliveryRows, type DeliveryRows } from './support/delivery-rows';
 
-// The put-off writer on the test database (migrated by Jest's global set-up), with a tenant, an
-// endpoint and deliveries of this file's own; nothing here sends any HTTP.
+// The put-off writer on rows of this file's own (see delivery-rows).
 let pool: pg.Pool;
-let tenantId: string;
 let endpointId: string;
+let seeded: DeliveryRows;
 
 beforeAll(async () => {
-  pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
-  tenantId = randomUUID();
-  endpointId = randomUUID();
-  await pool.query(`INSERT INTO tenants (id, slug, name) VALUES ($1, $2, 'Put-off tests')`, [
-    tenantId,
-    `put-off-${randomBytes(4).toString('hex')}`,
-  ]);
-  await pool.query(
-    `INSERT INTO webhook_endpoints (id, tenant_id, url, events, secret_ciphertext, updated_at)
-     VALUES ($1, $2, 'http://127.0.0.1:9/never-called', '{}', 'unused', now())`,
-    [endpointId, tenantId],
-  );
+  seeded = await seedDeliveryRows('Put-off tests');
+  ({ pool, endpointId } = seeded);
 });
 
 afterAll(async () => {
   await pool.end();
 });
 
-async function deliveries(count: number, status = 'pending'): Promise<string[]> {
-  const ids = Array.from({ length: count }, () => randomUUID());
-  await pool.query(
-    `INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_name, is_test, status, updated_at)
-     SELECT id, $2, $3, 'booking.created', true, $4::webhook_delivery_status, now() FROM unnest($1::uuid[]) AS id`,
-    [ids, tenantId, endpointId, status],
-  );
-  return ids;
-}
+const deliveries = (count: number, status?: string) => seeded.deliveries(count, status);
 
 /** Each delivery's updated_at now: what a job reading it would see. */
 async function readAt(ids: string[]): Promise<Map<string, Date>> {
