@@ -73,7 +73,7 @@ async function burstBehindSlowBacklog(checkout: Checkout, receiver: Receiver, sl
       perEndpoint: DEFAULTS.perEndpoint,
     });
     await warmUp(outbox, receiver);
-    const slowTenant = await addTenant(outbox);
+    const slowTenant = await addTenant(outbox.db);
     await subscribe(outbox, slowTenant, slow);
     const requests = () => [...slow.receipts.values()].reduce((sum, n) => sum + n, 0);
     const before = requests();

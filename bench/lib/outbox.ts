@@ -49,16 +49,15 @@ export async function prepareOutbox(
   }
   const secretKey = randomBytes(32).toString('hex');
   const queuePrefix = `bench-webhooks-${checkout.label}-${randomBytes(4).toString('hex')}`;
-  const outbox = { checkout, databaseUrl, db, tenantId: tenantId ?? '', secretKey, queuePrefix };
-  outbox.tenantId = tenantId ?? (await addTenant(outbox));
+  const outbox = { checkout, databaseUrl, db, tenantId: tenantId ?? (await addTenant(db)), secretKey, queuePrefix };
   await subscribe(outbox, outbox.tenantId, receiver);
   return outbox;
 }
 
-/** A new tenant in the outbox's database, subscribed to nothing yet; its id. */
-export async function addTenant(outbox: Outbox): Promise<string> {
+/** A new tenant in an outbox's database, subscribed to nothing yet; its id. */
+export async function addTenant(db: Db): Promise<string> {
   const slug = `bench-webhooks-${randomBytes(4).toString('hex')}`;
-  return (await outbox.db.tenant.create({ data: { slug, name: 'Webhook bench' } })).id;
+  return (await db.tenant.create({ data: { slug, name: 'Webhook bench' } })).id;
 }
 
 /** Subscribes `receiver` to the booking.created events of `tenantId`, with an endpoint of its own. */

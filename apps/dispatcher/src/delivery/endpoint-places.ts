@@ -34,13 +34,13 @@ interface Waiter {
 }
 
 /** A job steps aside rather than wait longer than this for a place in the process. */
-export const LONGEST_WAIT_MS = 1_000;
+const LONGEST_WAIT_MS = 1_000;
 /**
  * The furthest ahead a job stepping aside is told to come back (its horizon): a minute, or half
  * the time the endpoint's jobs have been stepping aside, up to a quarter of an hour.
  */
-export const SHORTEST_HORIZON_MS = 60_000;
-export const LONGEST_HORIZON_MS = 15 * 60_000;
+const SHORTEST_HORIZON_MS = 60_000;
+const LONGEST_HORIZON_MS = 15 * 60_000;
 /** Idle endpoints whose pace is remembered; beyond this, an endpoint is forgotten as it goes idle. */
 const REMEMBERED_ENDPOINTS = 10_000;
 /** The weight of the newest hold in the moving average. */
