@@ -83,6 +83,10 @@ describe("an endpoint's places in a dispatcher process (WEBHOOK_ENDPOINT_CONCURR
         select: { id: true },
       })
     ).map((d) => d.id);
+  const firstTwoSent = (r: Receiver) =>
+    waitUntil(() => r.state.arrivals.length >= 2, { timeoutMs: 5_000, what: 'the first two requests' });
+  const somePutOff = (ids: string[]) =>
+    waitUntil(async () => (await putOff(ids)).length > 0, { timeoutMs: 5_000, what: 'deliveries put off' });
   const allSucceeded = (ids: string[], timeoutMs: number) =>
     waitUntil(async () => (await statusesOf(ids)).every((s) => s === 'succeeded'), {
       timeoutMs,
@@ -134,10 +138,10 @@ describe("an endpoint's places in a dispatcher process (WEBHOOK_ENDPOINT_CONCURR
     const other = await tenant.createEndpoint(fast.url);
 
     const backlog = await sendTests(busy.id, 12);
-    await waitUntil(() => slow.state.arrivals.length >= 2, { timeoutMs: 5_000, what: 'the first two requests' });
+    await firstTwoSent(slow);
     // Past a second, the jobs waiting behind them step aside: due later, their next attempt
     // written down for the sweeper and the delivery log.
-    await waitUntil(async () => (await putOff(backlog)).length > 0, { timeoutMs: 5_000, what: 'deliveries put off' });
+    await somePutOff(backlog);
     const queued = Date.now();
     const [otherId] = await sendTests(other.id, 1);
 
@@ -157,8 +161,8 @@ describe("an endpoint's places in a dispatcher process (WEBHOOK_ENDPOINT_CONCURR
     const endpoint = await tenant.createEndpoint(slow.url);
 
     const ids = await sendTests(endpoint.id, 6);
-    await waitUntil(() => slow.state.arrivals.length >= 2, { timeoutMs: 5_000, what: 'the first two requests' });
-    await waitUntil(async () => (await putOff(ids)).length > 0, { timeoutMs: 5_000, what: 'deliveries put off' });
+    await firstTwoSent(slow);
+    await somePutOff(ids);
     await h.t.deps.db.webhookEndpoint.update({ where: { id: endpoint.id }, data: { status: 'disabled' } });
     const stepped = await putOff(ids);
     expect(stepped.length).toBeGreaterThan(0);
@@ -176,7 +180,7 @@ describe("an endpoint's places in a dispatcher process (WEBHOOK_ENDPOINT_CONCURR
     const endpoint = await tenant.createEndpoint(slow.url);
 
     const ids = await sendTests(endpoint.id, 6);
-    await waitUntil(() => slow.state.arrivals.length >= 2, { timeoutMs: 5_000, what: 'the first two requests' });
+    await firstTwoSent(slow);
     const stopping = Date.now();
     await h.dispatcher.stop();
     const stoppedAfterMs = Date.now() - stopping;

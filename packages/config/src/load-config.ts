@@ -196,7 +196,7 @@ const specs = {
   WEBHOOK_CONCURRENCY: positiveInt({ default: 50, desc: 'Deliveries one dispatcher process works on at once' }),
   WEBHOOK_ENDPOINT_CONCURRENCY: positiveInt({
     default: 10,
-    desc: 'Requests one dispatcher process has in flight to any one endpoint; its other deliveries wait in the process',
+    desc: 'Requests one dispatcher process has in flight to any one endpoint; its other deliveries wait in the process up to a second, then go back to the queue for their turn',
   }),
   WEBHOOK_RELAY_INTERVAL_MS: positiveInt({
     default: 50,
