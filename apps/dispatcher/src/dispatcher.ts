@@ -53,9 +53,10 @@ export async function startDispatcher(
   const reader = createDeliveryReader(sql);
   const putOff = createPutOffWriter(sql);
   const secrets = new EndpointSecrets(config.webhooks.secretKey);
-  const worker = startDeliveryWorker(
+  const deliveries = startDeliveryWorker(
     { db, reader, recorder, putOff, agents, places, secrets, config, logger, metrics },
     connection,
+    queue,
   );
   const stopRelay = startOutboxRelay({
     sql,
@@ -91,11 +92,12 @@ export async function startDispatcher(
     async stop() {
       await stopRelay();
       // Lets in-flight attempts and a running sweep finish; unfinished jobs go back to the queue.
-      // The worker stops taking jobs first; then those waiting for an endpoint's place go back
-      // at once rather than after the endpoint's requests ahead of them.
-      const workerClosed = worker.close();
+      // The worker (and any it replaced as wedged) stops taking jobs first; then those waiting for
+      // an endpoint's place go back at once rather than after the endpoint's requests ahead of them.
+      const retired = deliveries.stop(config.shutdownGraceMs);
+      const workerClosed = deliveries.current().close();
       places.close();
-      await Promise.all([workerClosed, maintenance.close(config.shutdownGraceMs)]);
+      await Promise.all([workerClosed, retired, maintenance.close(config.shutdownGraceMs)]);
       await Promise.all([reader.close(), recorder.close(), putOff.close()]);
       agents.destroy();
       await queue.close();

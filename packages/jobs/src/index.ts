@@ -16,9 +16,13 @@
  * - Work due at a known moment is also asked for then with `jobRunsAt(...).runAt(name, at, key)`:
  *   a delayed job of the same name runs the same handler at that moment; the tick is the safety
  *   net when Redis loses it.
+ * - A worker wedged by a Redis Cluster failover (it takes no job while it has free slots) is
+ *   replaced: `selfHealingWorker`, which the dispatcher's delivery worker uses too.
  */
 export { startScheduledJobs } from './start-scheduled-jobs';
 export type { ScheduledJobs, ScheduledJobsOptions } from './start-scheduled-jobs';
 export type { JobContext, JobSchedule, JobSummary, ScheduledJob } from './scheduled-job';
 export { jobRunsAt } from './job-runs-at';
 export type { JobRunsAt } from './job-runs-at';
+export { selfHealingWorker, WEDGED_AFTER_MS } from './wedged-worker';
+export type { SelfHealingWorker } from './wedged-worker';

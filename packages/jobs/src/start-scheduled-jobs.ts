@@ -6,6 +6,7 @@ import type { Registry } from 'prom-client';
 import { jobRunMetrics } from './job-metrics';
 import { reconcileSchedulers, registerSchedulers } from './reconcile-schedulers';
 import type { JobSummary, ScheduledJob } from './scheduled-job';
+import { selfHealingWorker } from './wedged-worker';
 
 export interface ScheduledJobsOptions {
   /**
@@ -108,32 +109,50 @@ export async function startScheduledJobs(options: ScheduledJobsOptions): Promise
   };
 
   const lockDuration = options.lockDurationMs ?? 60_000;
+  // Room for every job to run at once in one process; `concurrency` of each is enforced in `run`.
+  const concurrency = Math.max(
+    1,
+    jobs.reduce((sum, job) => sum + (job.concurrency ?? 1), 0),
+  );
+  let inFlight = 0;
   // Each run is a span (docs/tracing.md): the events it records carry its trace to their deliveries.
-  const traced = (job: Job) =>
-    inSpan(
-      `job ${job.name}`,
-      { kind: 'consumer', attributes: { 'job.name': job.name, 'job.queue': queueName, 'job.id': job.id ?? '' } },
-      () => run(job),
-    );
-  const worker = new Worker(queueName, traced, {
-    connection,
-    prefix,
-    // Room for every job to run at once in one process; `concurrency` of each is enforced in `run`.
-    concurrency: Math.max(
-      1,
-      jobs.reduce((sum, job) => sum + (job.concurrency ?? 1), 0),
-    ),
-    lockDuration,
-    stalledInterval: Math.ceil(lockDuration / 2),
+  const traced = async (job: Job) => {
+    inFlight += 1;
+    try {
+      return await inSpan(
+        `job ${job.name}`,
+        { kind: 'consumer', attributes: { 'job.name': job.name, 'job.queue': queueName, 'job.id': job.id ?? '' } },
+        () => run(job),
+      );
+    } finally {
+      inFlight -= 1;
+    }
+  };
+  const startWorker = () => {
+    const worker = new Worker(queueName, traced, {
+      connection,
+      prefix,
+      concurrency,
+      lockDuration,
+      stalledInterval: Math.ceil(lockDuration / 2),
+    });
+    worker.on('failed', (job, error) => {
+      const willRetry =
+        job !== undefined && !(error instanceof UnrecoverableError) && job.attemptsMade < (job.opts.attempts ?? 1);
+      const fields = { err: error, job: job?.name, attempt: job?.attemptsMade };
+      if (willRetry) logger.warn(fields, 'scheduled job failed; will retry');
+      else logger.error(fields, 'scheduled job failed');
+    });
+    worker.on('error', (error) => logger.error({ err: error, queue: queueName }, 'scheduled jobs worker error'));
+    return worker;
+  };
+  const workers = selfHealingWorker({
+    queue,
+    start: startWorker,
+    hasFreeSlot: () => inFlight < concurrency,
+    logger,
+    what: 'scheduled jobs worker',
   });
-  worker.on('failed', (job, error) => {
-    const willRetry =
-      job !== undefined && !(error instanceof UnrecoverableError) && job.attemptsMade < (job.opts.attempts ?? 1);
-    const fields = { err: error, job: job?.name, attempt: job?.attemptsMade };
-    if (willRetry) logger.warn(fields, 'scheduled job failed; will retry');
-    else logger.error(fields, 'scheduled job failed');
-  });
-  worker.on('error', (error) => logger.error({ err: error, queue: queueName }, 'scheduled jobs worker error'));
   logger.info({ queue: queueName, jobs: jobs.map((job) => job.name) }, 'scheduled jobs started');
 
   return {
@@ -141,6 +160,9 @@ export async function startScheduledJobs(options: ScheduledJobsOptions): Promise
       closing = true;
       connection.off('ready', onReady);
       clearInterval(reRegistering);
+      // Workers replaced as wedged may still finish runs: they get the same time as the current one.
+      const retired = workers.stop(timeoutMs);
+      const worker = workers.current();
       stopping.abort();
       metrics.close();
       let timer: NodeJS.Timeout | undefined;
@@ -151,7 +173,7 @@ export async function startScheduledJobs(options: ScheduledJobsOptions): Promise
       clearTimeout(timer);
       if (!finished)
         logger.warn({ queue: queueName, timeoutMs }, 'scheduled job still running at shutdown; left to its lock');
-      await worker.close(!finished);
+      await Promise.all([worker.close(!finished), retired]);
       await queue.close();
     },
   };

@@ -1,4 +1,10 @@
-import { DELIVERY_QUEUE, unexpectedFailureDelay, type DeliveryJobData } from '@booking/webhook-queue';
+import { selfHealingWorker, type SelfHealingWorker } from '@booking/jobs';
+import {
+  DELIVERY_QUEUE,
+  unexpectedFailureDelay,
+  type DeliveryJobData,
+  type DeliveryQueue,
+} from '@booking/webhook-queue';
 import { Worker, type ConnectionOptions } from 'bullmq';
 import { deliver, type DeliverDeps } from './deliver';
 
@@ -24,23 +30,51 @@ export function jobLockMs(timeoutMs: number): { lockDuration: number; stalledInt
 /**
  * A BullMQ worker that delivers webhooks. Any number of these may run, in one process or many:
  * a job is held by one worker at a time under a lock that outlives the request timeout, so a slow
- * receiver never has two attempts of one delivery in flight.
+ * receiver never has two attempts of one delivery in flight. A worker that stops taking jobs
+ * while it has free slots (its blocking connection wedged by a Redis Cluster failover) is
+ * replaced by a new one (see selfHealingWorker).
  */
-export function startDeliveryWorker(deps: DeliverDeps, connection: ConnectionOptions): Worker<DeliveryJobData> {
-  const worker = new Worker<DeliveryJobData>(DELIVERY_QUEUE, (job, token) => deliver(deps, job, token), {
-    connection,
-    prefix: deps.config.queuePrefix,
-    concurrency: deps.config.webhooks.concurrency,
-    ...jobLockMs(deps.config.webhooks.timeoutMs),
-    settings: {
-      // Failed attempts reschedule themselves (see deliver). This backoff only spaces out runs
-      // that threw unexpectedly (the database away), after BullMQ counted them.
-      backoffStrategy: (attemptsMade) => unexpectedFailureDelay(attemptsMade),
-    },
+export function startDeliveryWorker(
+  deps: DeliverDeps,
+  connection: ConnectionOptions,
+  queue: DeliveryQueue,
+): SelfHealingWorker<DeliveryJobData> {
+  const { concurrency } = deps.config.webhooks;
+  let inFlight = 0;
+  const start = () => {
+    const worker = new Worker<DeliveryJobData>(
+      DELIVERY_QUEUE,
+      async (job, token) => {
+        inFlight += 1;
+        try {
+          return await deliver(deps, job, token);
+        } finally {
+          inFlight -= 1;
+        }
+      },
+      {
+        connection,
+        prefix: deps.config.queuePrefix,
+        concurrency,
+        ...jobLockMs(deps.config.webhooks.timeoutMs),
+        settings: {
+          // Failed attempts reschedule themselves (see deliver). This backoff only spaces out runs
+          // that threw unexpectedly (the database away), after BullMQ counted them.
+          backoffStrategy: (attemptsMade) => unexpectedFailureDelay(attemptsMade),
+        },
+      },
+    );
+    worker.on('failed', (job, error) => {
+      deps.logger.error({ err: error, deliveryId: job?.data.deliveryId }, 'delivery job failed');
+    });
+    worker.on('error', (error) => deps.logger.error({ err: error }, 'delivery worker error'));
+    return worker;
+  };
+  return selfHealingWorker({
+    queue,
+    start,
+    hasFreeSlot: () => inFlight < concurrency,
+    logger: deps.logger,
+    what: 'delivery worker',
   });
-  worker.on('failed', (job, error) => {
-    deps.logger.error({ err: error, deliveryId: job?.data.deliveryId }, 'delivery job failed');
-  });
-  worker.on('error', (error) => deps.logger.error({ err: error }, 'delivery worker error'));
-  return worker;
 }
