@@ -25,4 +25,4 @@ export type { JobContext, JobSchedule, JobSummary, ScheduledJob } from './schedu
 export { jobRunsAt } from './job-runs-at';
 export type { JobRunsAt } from './job-runs-at';
 export { selfHealingWorker, WEDGED_AFTER_MS } from './wedged-worker';
-export type { SelfHealingWorker } from './wedged-worker';
+export type { CountRun, SelfHealingWorker } from './wedged-worker';

@@ -6,7 +6,7 @@ import type { Registry } from 'prom-client';
 import { jobRunMetrics } from './job-metrics';
 import { reconcileSchedulers, registerSchedulers } from './reconcile-schedulers';
 import type { JobSummary, ScheduledJob } from './scheduled-job';
-import { selfHealingWorker } from './wedged-worker';
+import { selfHealingWorker, type CountRun } from './wedged-worker';
 
 export interface ScheduledJobsOptions {
   /**
@@ -114,22 +114,15 @@ export async function startScheduledJobs(options: ScheduledJobsOptions): Promise
     1,
     jobs.reduce((sum, job) => sum + (job.concurrency ?? 1), 0),
   );
-  let inFlight = 0;
   // Each run is a span (docs/tracing.md): the events it records carry its trace to their deliveries.
-  const traced = async (job: Job) => {
-    inFlight += 1;
-    try {
-      return await inSpan(
-        `job ${job.name}`,
-        { kind: 'consumer', attributes: { 'job.name': job.name, 'job.queue': queueName, 'job.id': job.id ?? '' } },
-        () => run(job),
-      );
-    } finally {
-      inFlight -= 1;
-    }
-  };
-  const startWorker = () => {
-    const worker = new Worker(queueName, traced, {
+  const traced = (job: Job) =>
+    inSpan(
+      `job ${job.name}`,
+      { kind: 'consumer', attributes: { 'job.name': job.name, 'job.queue': queueName, 'job.id': job.id ?? '' } },
+      () => run(job),
+    );
+  const startWorker = (countRun: CountRun) => {
+    const worker = new Worker(queueName, (job: Job) => countRun(() => traced(job)), {
       connection,
       prefix,
       concurrency,
@@ -149,7 +142,7 @@ export async function startScheduledJobs(options: ScheduledJobsOptions): Promise
   const workers = selfHealingWorker({
     queue,
     start: startWorker,
-    hasFreeSlot: () => inFlight < concurrency,
+    concurrency,
     logger,
     what: 'scheduled jobs worker',
   });

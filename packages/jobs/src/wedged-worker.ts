@@ -22,24 +22,37 @@ export interface SelfHealingWorker<T> {
   stop(withinMs: number): Promise<void>;
 }
 
+/** Runs `run` as one of its worker's jobs in progress: `start` wraps its processor in it. */
+export type CountRun = <R>(run: () => Promise<R>) => Promise<R>;
+
+interface Generation<T> {
+  worker: Worker<T>;
+  running: number;
+  /** Set once replaced: called when its last running job ends. */
+  idle?: () => void;
+}
+
 /**
  * Runs the worker `start` makes and replaces it when it stops taking jobs while it looks alive.
  * After a Redis Cluster failover the blocking connection a BullMQ worker duplicates from its
  * connection can stay wedged (BullMQ issues 4138 and 3088): no error, no job taken, while the
  * shared connection and the other workers go on; the queue's jobs would wait until the process
- * restarts. Wedged means: the same job stayed the queue's oldest waiting job for `wedgedAfterMs`,
- * over at least as many looks as fit in that time, and every one of them found this process's
- * worker with a free slot (`hasFreeSlot`). A look that fails (Redis away) or finds the worker
- * busy starts over, and so does a process that froze (fewer looks). Another process taking the
- * queue's jobs leaves none waiting, so a wedged worker beside it is harmless and stays until it
- * is needed. Only waiting jobs are looked at: a wedged worker also stops promoting delayed jobs
- * that come due, and those are seen once something (a new job, the schedulers registered again,
- * the sweeper) puts a job in the waiting list.
+ * restarts. Wedged means: the same job stayed the queue's oldest waiting job for `wedgedAfterMs`
+ * after it was first seen, over as many more looks as fit in that time, and every look found the
+ * worker with a free slot (fewer than `concurrency` of its jobs running). A look that fails or
+ * finds the worker busy starts over, and so does a process that froze (fewer looks). Another
+ * process taking the queue's jobs leaves none waiting, so a wedged worker beside it is harmless
+ * and stays until it is needed. Only waiting jobs are looked at: a wedged worker also stops
+ * promoting delayed jobs that come due, and those are seen once something (a new job, the
+ * schedulers registered again, the sweeper) puts a job in the waiting list. A paused queue would
+ * look wedged; nothing pauses these queues.
  */
 export function selfHealingWorker<T>(options: {
   queue: Queue;
-  start: () => Worker<T>;
-  hasFreeSlot: () => boolean;
+  /** Makes a worker whose processor runs each job through `countRun`. */
+  start: (countRun: CountRun) => Worker<T>;
+  /** The worker's `concurrency`. */
+  concurrency: number;
   logger: Logger;
   /** Names the worker in the log line of a replacement. */
   what: string;
@@ -50,14 +63,27 @@ export function selfHealingWorker<T>(options: {
 }): SelfHealingWorker<T> {
   const { queue, logger, what, wedgedAfterMs = WEDGED_AFTER_MS, checkEveryMs = CHECK_EVERY_MS } = options;
   const looksNeeded = Math.floor(wedgedAfterMs / checkEveryMs);
-  let worker = options.start();
+  const spawn = (): Generation<T> => {
+    const countRun: CountRun = async (run) => {
+      generation.running += 1;
+      try {
+        return await run();
+      } finally {
+        generation.running -= 1;
+        if (generation.running === 0) generation.idle?.();
+      }
+    };
+    const generation: Generation<T> = { worker: options.start(countRun), running: 0 };
+    return generation;
+  };
+  let current = spawn();
   let suspect: { jobId: string; since: number; looks: number } | null = null;
   const retiring = new Set<Promise<void>>();
   let looking = false;
   let stopped = false;
 
   const wedged = async (): Promise<boolean> => {
-    if (!options.hasFreeSlot()) {
+    if (current.running >= options.concurrency) {
       suspect = null;
       return false;
     }
@@ -74,22 +100,35 @@ export function selfHealingWorker<T>(options: {
     return suspect.looks >= looksNeeded && performance.now() - suspect.since >= wedgedAfterMs;
   };
 
+  /**
+   * Retires `replaced`: paused at once (it takes no job should it come unstuck), its running jobs
+   * finish under their locks, then it is closed with force. A close without force would first
+   * wait for its blocking connection to end, which a connection stuck reconnecting never does.
+   */
+  const retire = (replaced: Generation<T>) => {
+    const idle = new Promise<void>((resolve) => {
+      replaced.idle = resolve;
+      if (replaced.running === 0) resolve();
+    });
+    const closed: Promise<void> = replaced.worker
+      .pause(true)
+      .then(() => idle)
+      .then(() => replaced.worker.close(true))
+      .catch((error: unknown) => logger.warn({ err: error, queue: queue.name }, `replaced ${what} did not close`))
+      .finally(() => retiring.delete(closed));
+    retiring.add(closed);
+  };
+
   const replace = () => {
     if (stopped) return;
-    const replaced = worker;
-    worker = options.start();
+    const replaced = current;
+    current = spawn();
     logger.warn(
       { queue: queue.name, jobId: suspect?.jobId, waitedMs: Math.round(performance.now() - suspect!.since) },
       `${what} took no waiting job while it had a free slot; replaced it with a new worker`,
     );
     suspect = null;
-    // Not forced: closing drops the wedged blocking connection at once, then waits for the
-    // replaced worker's running jobs while it still renews their locks, so none runs twice.
-    const closing: Promise<void> = replaced
-      .close()
-      .catch((error: unknown) => logger.warn({ err: error, queue: queue.name }, `replaced ${what} did not close`))
-      .finally(() => retiring.delete(closing));
-    retiring.add(closing);
+    retire(replaced);
   };
 
   const look = () => {
@@ -113,7 +152,7 @@ export function selfHealingWorker<T>(options: {
   const timer = setInterval(look, checkEveryMs).unref();
 
   return {
-    current: () => worker,
+    current: () => current.worker,
     async stop(withinMs) {
       stopped = true;
       clearInterval(timer);

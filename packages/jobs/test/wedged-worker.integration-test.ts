@@ -3,7 +3,7 @@ import { createLogger } from '@booking/logging';
 import { sleep, waitUntil } from '@booking/test-kit';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { selfHealingWorker, type SelfHealingWorker } from '../src';
+import { selfHealingWorker, type CountRun, type SelfHealingWorker } from '../src';
 
 // A wedged worker is alive and takes nothing. The stand-in here is a real BullMQ worker that was
 // never started (`autorun: false`): from Redis it looks the same as one whose blocking connection
@@ -13,6 +13,7 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const NAME = 'wedge-watch';
 const WEDGED_AFTER_MS = 600;
 const CHECK_EVERY_MS = 100;
+const CONCURRENCY = 2;
 const logger = createLogger('silent', 'jobs-test');
 
 let prefix: string;
@@ -20,6 +21,8 @@ let connection: Redis;
 let queue: Queue;
 let workers: Worker[];
 let healing: SelfHealingWorker<unknown> | undefined;
+let release: () => void;
+let held: Promise<void>;
 
 beforeEach(() => {
   prefix = `test-wedge-${randomUUID()}`;
@@ -27,9 +30,11 @@ beforeEach(() => {
   queue = new Queue(NAME, { connection, prefix });
   workers = [];
   healing = undefined;
+  held = new Promise((resolve) => (release = resolve));
 });
 
 afterEach(async () => {
+  release();
   await healing?.stop(1_000);
   await Promise.all(workers.map((worker) => worker.close(true)));
   await queue.obliterate({ force: true });
@@ -37,24 +42,31 @@ afterEach(async () => {
   await connection.quit();
 });
 
-/** Workers made by `selfHealingWorker`, in order: the first `wedged` of them take nothing. */
-function starter(ran: string[], wedged: number): () => Worker {
-  return () => {
-    const worker = new Worker(NAME, async (job) => void ran.push(job.id!), {
-      connection,
-      prefix,
-      autorun: workers.length >= wedged,
-    });
+/**
+ * Workers made by `selfHealingWorker`, in order, with `concurrency` 2: the first `wedged` of them
+ * take nothing. A job named `hold` runs until `release` is called.
+ */
+function starter(ran: string[], wedged: number): (countRun: CountRun) => Worker {
+  return (countRun) => {
+    const worker = new Worker(
+      NAME,
+      (job) =>
+        countRun(async () => {
+          if (job.name === 'hold') await held;
+          ran.push(job.id!);
+        }),
+      { connection, prefix, concurrency: CONCURRENCY, autorun: workers.length >= wedged },
+    );
     workers.push(worker);
     return worker;
   };
 }
 
-function watch(start: () => Worker, hasFreeSlot = () => true): SelfHealingWorker<unknown> {
+function watch(start: (countRun: CountRun) => Worker): SelfHealingWorker<unknown> {
   healing = selfHealingWorker({
     queue,
     start,
-    hasFreeSlot,
+    concurrency: CONCURRENCY,
     logger,
     what: 'test worker',
     wedgedAfterMs: WEDGED_AFTER_MS,
@@ -92,14 +104,54 @@ describe('selfHealingWorker', () => {
 
   it('when its worker has no free slot, then it is not suspected however long a job waits', async () => {
     const ran: string[] = [];
-    const healed = watch(starter(ran, 1), () => false);
+    const healed = watch(starter(ran, 0));
     const busy = healed.current();
+    await queue.add('hold', {}, { jobId: 'long-1' });
+    await queue.add('hold', {}, { jobId: 'long-2' });
+    await waitUntil(async () => (await queue.getActiveCount()) === CONCURRENCY, {
+      timeoutMs: 5_000,
+      intervalMs: 20,
+      what: () => 'both slots to be taken',
+    });
     await queue.add('tick', {}, { jobId: 'waiting-2' });
 
     await sleep(WEDGED_AFTER_MS * 3); // several windows in which a free slot would have been replaced
     expect(workers).toEqual([busy]);
     expect(healed.current()).toBe(busy);
     expect(await queue.getJobState('waiting-2')).toBe('waiting');
+    release();
+    await waitUntil(() => ran.length === 3, { timeoutMs: 5_000, intervalMs: 20, what: () => 'every job to run' });
+  });
+
+  it('when a replaced worker still runs a job, then it finishes it, and stop waits for it before the worker closes', async () => {
+    const ran: string[] = [];
+    const healed = watch(starter(ran, 0));
+    const first = healed.current();
+    await queue.add('hold', {}, { jobId: 'long-3' });
+    await waitUntil(async () => (await queue.getActiveCount()) === 1, {
+      timeoutMs: 5_000,
+      intervalMs: 20,
+      what: () => 'the long job to start',
+    });
+    // Stand-in for a wedge with a job in flight: it takes no more, one slot free.
+    await first.pause(true);
+    await queue.add('tick', {}, { jobId: 'waiting-3' });
+    await waitUntil(() => ran.includes('waiting-3'), {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      what: () => 'the new worker',
+    });
+    expect(healed.current()).not.toBe(first);
+
+    const stopped = healed.stop(5_000);
+    await sleep(200); // stop must still be waiting for the replaced worker's job
+    expect(ran).toEqual(['waiting-3']);
+    expect(first.closing).toBeUndefined();
+    release();
+    await stopped;
+    expect(ran).toEqual(['waiting-3', 'long-3']);
+    expect(await queue.getJobState('long-3')).toBe('completed');
+    expect(first.closing).toBeDefined();
   });
 
   it('when its worker takes jobs as they come, then it is never replaced', async () => {

@@ -1,4 +1,4 @@
-import { selfHealingWorker, type SelfHealingWorker } from '@booking/jobs';
+import { selfHealingWorker, type CountRun, type SelfHealingWorker } from '@booking/jobs';
 import {
   DELIVERY_QUEUE,
   unexpectedFailureDelay,
@@ -40,18 +40,10 @@ export function startDeliveryWorker(
   queue: DeliveryQueue,
 ): SelfHealingWorker<DeliveryJobData> {
   const { concurrency } = deps.config.webhooks;
-  let inFlight = 0;
-  const start = () => {
+  const start = (countRun: CountRun) => {
     const worker = new Worker<DeliveryJobData>(
       DELIVERY_QUEUE,
-      async (job, token) => {
-        inFlight += 1;
-        try {
-          return await deliver(deps, job, token);
-        } finally {
-          inFlight -= 1;
-        }
-      },
+      (job, token) => countRun(() => deliver(deps, job, token)),
       {
         connection,
         prefix: deps.config.queuePrefix,
@@ -73,7 +65,7 @@ export function startDeliveryWorker(
   return selfHealingWorker({
     queue,
     start,
-    hasFreeSlot: () => inFlight < concurrency,
+    concurrency,
     logger: deps.logger,
     what: 'delivery worker',
   });
