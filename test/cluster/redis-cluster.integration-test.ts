@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { DemoTenant } from '@booking/db';
+import { WEDGED_AFTER_MS } from '@booking/jobs';
 import { signWebhookPayload } from '@booking/signing';
 import {
   bookingBody,
@@ -251,7 +252,7 @@ describe('Redis Cluster: two APIs, a dispatcher and a lifecycle worker', () => {
     expect(answers.at(-1)!.body).toMatchObject({ error: 'rate_limited' });
   }, 30_000);
 
-  it('when the master of a slot and of the queue is killed, then requests get 503 until a replica takes over, and nothing is lost or doubled', async () => {
+  it('when the master of a slot and of the queue is killed, then requests get 503 or wait until a replica takes over, and nothing is lost or doubled', async () => {
     const queueMaster = await cluster.masterOf(queuePrefix);
     // A slot whose keys live on that master too, so one kill takes holds and deliveries down.
     let target:
@@ -277,8 +278,10 @@ describe('Redis Cluster: two APIs, a dispatcher and a lifecycle worker', () => {
       ),
     );
     expect(beforeBookings.map((b) => b.status)).toEqual(Array(8).fill(201));
-    // Replication to the replica is asynchronous: give it the writes above before the kill.
-    await cluster.cli(queueMaster.port, 'WAIT', '1', '2000');
+    // Replication to the replica is asynchronous: the holds above reach it before the kill (a hold
+    // lost in a failover frees its seats early, as docs/redis-cluster.md says). The bookings'
+    // delivery jobs may still be queued as the master dies, and be lost: the sweeper's case.
+    await cluster.replicated(queueMaster, queuePrefix);
 
     await queueMaster.kill();
     const killedAt = Date.now();
@@ -298,11 +301,12 @@ describe('Redis Cluster: two APIs, a dispatcher and a lifecycle worker', () => {
       }
     })();
     // Hold requests every 100 ms through both APIs until three in a row succeed.
-    const during: { at: number; answer: Answer }[] = [];
+    const during: { at: number; tookMs: number; answer: Answer }[] = [];
     let okInARow = 0;
     while (okInARow < 3 && Date.now() - killedAt < 30_000) {
+      const sentAt = Date.now();
       const answer = await post(apis[during.length % 2]!, '/api/bookings/hold', holdBody(e, slot.id, 1));
-      during.push({ at: Date.now() - killedAt, answer });
+      during.push({ at: Date.now() - killedAt, tookMs: Date.now() - sentAt, answer });
       okInARow = answer.status === 200 ? okInARow + 1 : 0;
       await sleep(100); // pacing of the probe, not a wait for a state
     }
@@ -323,7 +327,9 @@ describe('Redis Cluster: two APIs, a dispatcher and a lifecycle worker', () => {
         `holds succeed again from ${recoveredAt} ms after the kill`,
     );
     expect(okInARow).toBe(3);
-    expect(failed.length).toBeGreaterThan(0);
+    // The kill took the slot down: its requests failed, or (a busy machine stretching the
+    // client's retries past the failover) the first one was answered only once a replica served it.
+    expect(failed.length > 0 || during[0]!.at >= NODE_TIMEOUT_MS).toBe(true);
     for (const { answer } of failed) {
       expect(answer.status).toBe(503);
       expect(answer.body).toMatchObject({ error: 'service_unavailable' });
@@ -331,14 +337,19 @@ describe('Redis Cluster: two APIs, a dispatcher and a lifecycle worker', () => {
     await cluster.waitHealthy();
 
     // After: the holds placed before the kill still count, so the rest of the slot and no more
-    // can be held; every hold placed in the probe is one of them.
+    // can be held; every hold placed in the probe is one of them. A probe answered 503 because
+    // its hold's command timed out (REDIS_COMMAND_TIMEOUT_MS, 2 s) on a busy machine may still
+    // have placed the hold, which then stands until it expires: the rest is smaller by at most those.
     const placedInProbe = during.filter((d) => d.answer.status === 200).length;
+    const timedOut = failed.filter((d) => d.tookMs >= 2_000).length;
     const left = slot.capacity - 8 - placedInProbe;
     const after = await Promise.all(
       Array.from({ length: left + 5 }, (_, i) => post(apis[i % 2]!, '/api/bookings/hold', holdBody(e, slot.id, 1))),
     );
-    expect(after.filter((a) => a.status === 200)).toHaveLength(left);
-    expect(after.filter((a) => a.status === 409)).toHaveLength(5);
+    const heldAfter = after.filter((a) => a.status === 200).length;
+    expect(heldAfter).toBeLessThanOrEqual(left);
+    expect(heldAfter).toBeGreaterThanOrEqual(Math.max(1, left - timedOut));
+    expect(after.filter((a) => a.status === 409)).toHaveLength(left + 5 - heldAfter);
     const afterBooking = await post(
       apis[1]!,
       '/api/bookings',
@@ -349,11 +360,12 @@ describe('Redis Cluster: two APIs, a dispatcher and a lifecycle worker', () => {
     // Every booking of the slot, before and after the failover, is delivered exactly once.
     const ids = new Set([...beforeBookings, afterBooking].map((b) => String(b.body.booking_id)));
     // A delivery job caught mid-flight by the kill comes back through BullMQ's stalled-job check
-    // (a lock and a half) or the sweeper (its grace, then a tick).
+    // (a lock and a half); one the kill lost, through the sweeper (its grace, then a tick), whose
+    // worker the failover may have wedged: it is replaced once a tick has waited WEDGED_AFTER_MS.
     await receiver!
       .waitFor(
         (requests) => new Set(requests.map((r) => bookingIdOf(r.body)).filter((id) => ids.has(id))).size === ids.size,
-        45_000,
+        WEDGED_AFTER_MS + 45_000,
       )
       .catch(async (error: Error) => {
         const seen = new Set(receiver!.requests.map((r) => bookingIdOf(r.body)));
@@ -395,7 +407,7 @@ describe('Redis Cluster: two APIs, a dispatcher and a lifecycle worker', () => {
     console.log(
       `failover: deliveries of ${ids.size} bookings each arrived once; ${Date.now() - killedAt} ms after the kill`,
     );
-  }, 180_000);
+  }, 240_000);
 
   it('when no node of the cluster answers, then a hold is refused at once with 503, not queued until Redis returns', async () => {
     const { e, slot } = futureSlots().at(-1)!;

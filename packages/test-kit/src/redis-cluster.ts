@@ -4,6 +4,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
 import { freePort } from './ports';
 import { startOnFreePort, type RedisProcess } from './redis-process';
 import { waitUntil } from './wait';
@@ -27,6 +28,14 @@ export interface RedisCluster {
   seeds: string;
   /** Runs redis-cli against one node and returns its output. */
   cli(port: number, ...args: string[]): Promise<string>;
+  /**
+   * Resolves once everything `master` has accepted so far is on one of its replicas: a write of a
+   * probe key under `hashTag` (`{tag}`, a tag of a slot `master` serves), then `WAIT` on the same
+   * connection.
+   * (`WAIT` covers only the writes of the connection it is sent on, and replication is one
+   * ordered stream, so the probe's acknowledgement covers every write before it.)
+   */
+  replicated(master: ClusterNode, hashTag: string, timeoutMs?: number): Promise<void>;
   /** The node serving `key` as a master right now. */
   masterOf(key: string): Promise<ClusterNode>;
   /** Until every slot is served again (`cluster_state:ok`) as seen from every live node. */
@@ -113,6 +122,18 @@ export async function startRedisCluster(
     nodes,
     seeds: nodes.map((node) => `127.0.0.1:${node.port}`).join(','),
     cli,
+    async replicated(master, hashTag, timeoutMs = 10_000) {
+      const client = new Redis({ host: '127.0.0.1', port: master.port, lazyConnect: true, maxRetriesPerRequest: 0 });
+      try {
+        await client.connect();
+        await client.set(`${hashTag}:replication-probe`, String(Date.now()));
+        const acknowledged = await client.wait(1, timeoutMs);
+        if (acknowledged < 1)
+          throw new Error(`no replica of ${master.port} acknowledged its writes within ${timeoutMs} ms`);
+      } finally {
+        client.disconnect();
+      }
+    },
     async masterOf(key) {
       const seed = alive()[0]!.port;
       const slot = Number((await cli(seed, 'CLUSTER', 'KEYSLOT', key)).trim());
