@@ -94,10 +94,9 @@ export async function startDispatcher(
       // Lets in-flight attempts and a running sweep finish; unfinished jobs go back to the queue.
       // The worker (and any it replaced as wedged) stops taking jobs first; then those waiting for
       // an endpoint's place go back at once rather than after the endpoint's requests ahead of them.
-      const retired = deliveries.stop(config.shutdownGraceMs);
-      const workerClosed = deliveries.current().close();
+      const workerClosed = deliveries.close(config.shutdownGraceMs);
       places.close();
-      await Promise.all([workerClosed, retired, maintenance.close(config.shutdownGraceMs)]);
+      await Promise.all([workerClosed, maintenance.close(config.shutdownGraceMs)]);
       await Promise.all([reader.close(), recorder.close(), putOff.close()]);
       agents.destroy();
       await queue.close();

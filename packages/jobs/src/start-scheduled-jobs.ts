@@ -122,7 +122,7 @@ export async function startScheduledJobs(options: ScheduledJobsOptions): Promise
       () => run(job),
     );
   const startWorker = (countRun: CountRun) => {
-    const worker = new Worker(queueName, (job: Job) => countRun(() => traced(job)), {
+    const worker = new Worker(queueName, (job: Job, token?: string) => countRun(job, token, () => traced(job)), {
       connection,
       prefix,
       concurrency,
@@ -153,20 +153,11 @@ export async function startScheduledJobs(options: ScheduledJobsOptions): Promise
       closing = true;
       connection.off('ready', onReady);
       clearInterval(reRegistering);
-      // Workers replaced as wedged may still finish runs: they get the same time as the current one.
-      const retired = workers.stop(timeoutMs);
-      const worker = workers.current();
       stopping.abort();
       metrics.close();
-      let timer: NodeJS.Timeout | undefined;
-      const finished = await Promise.race([
-        worker.pause().then(() => true),
-        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
-      ]);
-      clearTimeout(timer);
-      if (!finished)
+      // Every worker (and any replaced as wedged) stops taking jobs; their runs get `timeoutMs`.
+      if (!(await workers.close(timeoutMs)))
         logger.warn({ queue: queueName, timeoutMs }, 'scheduled job still running at shutdown; left to its lock');
-      await Promise.all([worker.close(!finished), retired]);
       await queue.close();
     },
   };

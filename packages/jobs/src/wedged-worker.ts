@@ -1,5 +1,5 @@
 import type { Logger } from '@booking/logging';
-import type { Queue, Worker } from 'bullmq';
+import { DelayedError, type Job, type Queue, type Worker } from 'bullmq';
 
 /**
  * How long one job may stay the oldest waiting job of a queue, while every look finds this
@@ -16,20 +16,32 @@ export interface SelfHealingWorker<T> {
   /** The worker taking the queue's jobs now: a new one after a wedged one was replaced. */
   current(): Worker<T>;
   /**
-   * Stops watching (before the current worker is closed) and waits, up to `withinMs`, for the
-   * workers it replaced to finish their running jobs and close.
+   * Stops watching, stops every worker (the current one and those replaced) taking jobs, waits up
+   * to `withinMs` for their running jobs to finish and be recorded in Redis, and closes them.
+   * Resolves true when all finished in time; the rest are left to their locks.
    */
-  stop(withinMs: number): Promise<void>;
+  close(withinMs: number): Promise<boolean>;
 }
 
-/** Runs `run` as one of its worker's jobs in progress: `start` wraps its processor in it. */
-export type CountRun = <R>(run: () => Promise<R>) => Promise<R>;
+/**
+ * Runs one of its worker's jobs: `start` wraps its processor's work in it, with the job and the
+ * processor's token. A worker that is being retired hands a job it took back to the queue instead.
+ */
+export type CountRun = <R>(job: Job, token: string | undefined, run: () => Promise<R>) => Promise<R>;
 
 interface Generation<T> {
   worker: Worker<T>;
+  /** Jobs whose processor is running: the worker's busy slots. */
   running: number;
-  /** Set once replaced: called when its last running job ends. */
-  idle?: () => void;
+  /**
+   * Jobs whose processor started and that BullMQ has not recorded as done or failed (a record
+   * that Redis refused stays here; a close waits for these, within its bound).
+   */
+  unfinished: Set<string>;
+  /** Takes no more jobs: replaced, or closing. */
+  retired: boolean;
+  /** Called whenever a job of it is finished. */
+  onFinished?: () => void;
 }
 
 /**
@@ -64,21 +76,43 @@ export function selfHealingWorker<T>(options: {
   const { queue, logger, what, wedgedAfterMs = WEDGED_AFTER_MS, checkEveryMs = CHECK_EVERY_MS } = options;
   const looksNeeded = Math.floor(wedgedAfterMs / checkEveryMs);
   const spawn = (): Generation<T> => {
-    const countRun: CountRun = async (run) => {
+    const finished = (jobId: string | undefined) => {
+      if (jobId === undefined || !generation.unfinished.delete(jobId)) return;
+      generation.onFinished?.();
+    };
+    const countRun: CountRun = async (job, token, run) => {
+      generation.unfinished.add(job.id!);
       generation.running += 1;
       try {
+        if (generation.retired) {
+          // Taken as the worker was stopped (a wedged wait that came unstuck): back to the queue,
+          // due now, for the current worker.
+          await job.moveToDelayed(Date.now(), token);
+          throw new DelayedError();
+        }
         return await run();
+      } catch (error) {
+        // BullMQ writes nothing more for a job moved to delayed: it is finished here.
+        if (error instanceof DelayedError) finished(job.id);
+        throw error;
       } finally {
         generation.running -= 1;
-        if (generation.running === 0) generation.idle?.();
       }
     };
-    const generation: Generation<T> = { worker: options.start(countRun), running: 0 };
+    const generation: Generation<T> = {
+      worker: options.start(countRun),
+      running: 0,
+      unfinished: new Set(),
+      retired: false,
+    };
+    // Emitted once BullMQ has recorded the job as completed or failed.
+    generation.worker.on('completed', (job) => finished(job.id));
+    generation.worker.on('failed', (job) => finished(job?.id));
     return generation;
   };
   let current = spawn();
+  const replaced: Generation<T>[] = [];
   let suspect: { jobId: string; since: number; looks: number } | null = null;
-  const retiring = new Set<Promise<void>>();
   let looking = false;
   let stopped = false;
 
@@ -100,35 +134,40 @@ export function selfHealingWorker<T>(options: {
     return suspect.looks >= looksNeeded && performance.now() - suspect.since >= wedgedAfterMs;
   };
 
-  /**
-   * Retires `replaced`: paused at once (it takes no job should it come unstuck), its running jobs
-   * finish under their locks, then it is closed with force. A close without force would first
-   * wait for its blocking connection to end, which a connection stuck reconnecting never does.
-   */
-  const retire = (replaced: Generation<T>) => {
-    const idle = new Promise<void>((resolve) => {
-      replaced.idle = resolve;
-      if (replaced.running === 0) resolve();
-    });
-    const closed: Promise<void> = replaced.worker
+  /** Stops `generation` taking jobs (one it takes anyway goes back to the queue); its running jobs go on under their locks. */
+  const retire = (generation: Generation<T>) => {
+    generation.retired = true;
+    void generation.worker
       .pause(true)
-      .then(() => idle)
-      .then(() => replaced.worker.close(true))
-      .catch((error: unknown) => logger.warn({ err: error, queue: queue.name }, `replaced ${what} did not close`))
-      .finally(() => retiring.delete(closed));
-    retiring.add(closed);
+      .catch((error: unknown) => logger.warn({ err: error, queue: queue.name }, `could not pause a ${what}`));
   };
+
+  /** Resolves once `generation` has no unfinished job, or false after `withinMs`. */
+  const finishedWithin = (generation: Generation<T>, withinMs: number) =>
+    new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), withinMs);
+      const check = () => {
+        if (generation.unfinished.size > 0) return;
+        clearTimeout(timer);
+        resolve(true);
+      };
+      generation.onFinished = check;
+      check();
+    });
 
   const replace = () => {
     if (stopped) return;
-    const replaced = current;
+    const wedgedOne = current;
     current = spawn();
     logger.warn(
       { queue: queue.name, jobId: suspect?.jobId, waitedMs: Math.round(performance.now() - suspect!.since) },
       `${what} took no waiting job while it had a free slot; replaced it with a new worker`,
     );
     suspect = null;
-    retire(replaced);
+    // Paused, not closed: a close waits for its blocking connection to end, which one stuck
+    // reconnecting never does. It is closed with the process.
+    retire(wedgedOne);
+    replaced.push(wedgedOne);
   };
 
   const look = () => {
@@ -153,12 +192,16 @@ export function selfHealingWorker<T>(options: {
 
   return {
     current: () => current.worker,
-    async stop(withinMs) {
+    async close(withinMs) {
       stopped = true;
       clearInterval(timer);
-      let timeout: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.all(retiring), new Promise((resolve) => (timeout = setTimeout(resolve, withinMs)))]);
-      clearTimeout(timeout);
+      const generations = [...replaced, current];
+      for (const generation of generations) retire(generation);
+      const finished = await Promise.all(generations.map((generation) => finishedWithin(generation, withinMs)));
+      // With force: every job is finished and recorded, or left to its lock; a close without
+      // force would wait for a wedged blocking connection to end.
+      await Promise.all(generations.map((generation) => generation.worker.close(true)));
+      return finished.every(Boolean);
     },
   };
 }

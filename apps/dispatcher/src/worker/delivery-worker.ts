@@ -43,7 +43,7 @@ export function startDeliveryWorker(
   const start = (countRun: CountRun) => {
     const worker = new Worker<DeliveryJobData>(
       DELIVERY_QUEUE,
-      (job, token) => countRun(() => deliver(deps, job, token)),
+      (job, token) => countRun(job, token, () => deliver(deps, job, token)),
       {
         connection,
         prefix: deps.config.queuePrefix,
