@@ -68,6 +68,15 @@ function starter(ran: string[], wedged: number): (countRun: CountRun) => Worker 
   };
 }
 
+/** Until `count` jobs of the queue are active. */
+async function untilActive(count: number): Promise<void> {
+  await waitUntil(async () => (await queue.getActiveCount()) === count, {
+    timeoutMs: 5_000,
+    intervalMs: 20,
+    what: () => `${count} jobs to be active`,
+  });
+}
+
 function watch(start: (countRun: CountRun) => Worker): SelfHealingWorker<unknown> {
   healing = selfHealingWorker({
     queue,
@@ -113,11 +122,7 @@ describe('selfHealingWorker', () => {
     const busy = healed.current();
     await queue.add('hold', {}, { jobId: 'long-1' });
     await queue.add('hold', {}, { jobId: 'long-2' });
-    await waitUntil(async () => (await queue.getActiveCount()) === CONCURRENCY, {
-      timeoutMs: 5_000,
-      intervalMs: 20,
-      what: () => 'both slots to be taken',
-    });
+    await untilActive(CONCURRENCY);
     await queue.add('tick', {}, { jobId: 'waiting-2' });
 
     await sleep(WEDGED_AFTER_MS * 3); // several windows in which a free slot would have been replaced
@@ -133,11 +138,7 @@ describe('selfHealingWorker', () => {
     const healed = watch(starter(ran, 0));
     const first = healed.current();
     await queue.add('hold', {}, { jobId: 'long-3' });
-    await waitUntil(async () => (await queue.getActiveCount()) === 1, {
-      timeoutMs: 5_000,
-      intervalMs: 20,
-      what: () => 'the long job to start',
-    });
+    await untilActive(1);
     // Stand-in for a wedge with a job in flight: it takes no more (after its current poll), one slot free.
     await first.pause(true);
     await sleep(300);

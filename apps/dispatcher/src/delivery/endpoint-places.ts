@@ -167,8 +167,7 @@ export class EndpointPlaces {
     const index = endpoint.waiting.indexOf(waiter);
     if (index === -1) return; // handed a place, or closing, meanwhile
     endpoint.waiting.splice(index, 1);
-    const now = this.now();
-    waiter.answer(this.stepAside(endpoint, now, index + 1));
+    waiter.answer(this.stepAside(endpoint, this.now(), index + 1));
   }
 
   /**
@@ -203,9 +202,9 @@ export class EndpointPlaces {
     endpoint.lastStepAside = now;
     const horizon = Math.min(Math.max((now - endpoint.backlogSince) / 2, SHORTEST_HORIZON_MS), LONGEST_HORIZON_MS);
     const due = Math.max(now + this.waitMs(endpoint, now, position), endpoint.nextComeBack);
-    const at = due <= now + horizon ? due : now + horizon * (0.5 + this.random() / 2);
-    if (due <= now + horizon) endpoint.nextComeBack = due + this.spacing(endpoint, now);
-    return { comeBackInMs: Math.ceil(at - now) };
+    if (due > now + horizon) return { comeBackInMs: Math.ceil(horizon * (0.5 + this.random() / 2)) };
+    endpoint.nextComeBack = due + this.spacing(endpoint, now);
+    return { comeBackInMs: Math.ceil(due - now) };
   }
 
   /**
