@@ -2,14 +2,15 @@ import type { Logger } from '@booking/logging';
 import { DelayedError, type Job, type Queue, type Worker } from 'bullmq';
 
 /**
- * How long one job may stay the oldest waiting job of a queue, while every look finds this
- * process's worker with a free slot, before that worker counts as wedged: twice the 15 s a
+ * How long one job may stay the queue's first due job (see firstDueJob), while every look finds
+ * this process's worker with a free slot, before that worker counts as wedged: twice the 15 s a
  * BullMQ worker sleeps after a connection error (`runRetryDelay`), six of its idle polls
- * (`drainDelay`, 5 s). A live worker never lets that pass without taking a waiting job.
+ * (`drainDelay`, 5 s). A live worker never lets that pass without taking a waiting job, and
+ * moves a delayed job to the waiting list as it comes due.
  */
 export const WEDGED_AFTER_MS = 30_000;
 
-/** How often the queue's oldest waiting job is looked at (one LRANGE and one HGETALL). */
+/** How often the queue's first due job is looked at (an LRANGE, a ZCOUNT, an HGETALL at most). */
 const CHECK_EVERY_MS = 5_000;
 
 export interface SelfHealingWorker<T> {
@@ -49,15 +50,13 @@ interface Generation<T> {
  * After a Redis Cluster failover the blocking connection a BullMQ worker duplicates from its
  * connection can stay wedged (BullMQ issues 4138 and 3088): no error, no job taken, while the
  * shared connection and the other workers go on; the queue's jobs would wait until the process
- * restarts. Wedged means: the same job stayed the queue's oldest waiting job for `wedgedAfterMs`
- * after it was first seen, over as many more looks as fit in that time, and every look found the
- * worker with a free slot (fewer than `concurrency` of its jobs running). A look that fails or
- * finds the worker busy starts over, and so does a process that froze (fewer looks). Another
- * process taking the queue's jobs leaves none waiting, so a wedged worker beside it is harmless
- * and stays until it is needed. Only waiting jobs are looked at: a wedged worker also stops
- * promoting delayed jobs that come due, and those are seen once something (a new job, the
- * schedulers registered again, the sweeper) puts a job in the waiting list. A paused queue would
- * look wedged; nothing pauses these queues.
+ * restarts. Wedged means: the same job stayed the queue's first due job (see firstDueJob) for
+ * `wedgedAfterMs` after it was first seen, over as many more looks as fit in that time, and every
+ * look found the worker with a free slot (fewer than `concurrency` of its jobs running). A look
+ * that fails or finds the worker busy starts over, and so does a process that froze (fewer
+ * looks). Another process taking the queue's jobs leaves none due, so a wedged worker beside it is
+ * harmless and stays until it is needed. A paused queue would look wedged; nothing pauses these
+ * queues.
  */
 export function selfHealingWorker<T>(options: {
   queue: Queue;
@@ -121,13 +120,13 @@ export function selfHealingWorker<T>(options: {
       suspect = null;
       return false;
     }
-    const [oldest] = await queue.getJobs(['wait'], 0, 0, true);
-    if (!oldest?.id) {
+    const jobId = await firstDueJob(queue);
+    if (jobId === null) {
       suspect = null;
       return false;
     }
-    if (suspect?.jobId !== oldest.id) {
-      suspect = { jobId: oldest.id, since: performance.now(), looks: 0 };
+    if (suspect?.jobId !== jobId) {
+      suspect = { jobId, since: performance.now(), looks: 0 };
       return false;
     }
     suspect.looks += 1;
@@ -161,7 +160,7 @@ export function selfHealingWorker<T>(options: {
     current = spawn();
     logger.warn(
       { queue: queue.name, jobId: suspect?.jobId, waitedMs: Math.round(performance.now() - suspect!.since) },
-      `${what} took no waiting job while it had a free slot; replaced it with a new worker`,
+      `${what} took no due job while it had a free slot; replaced it with a new worker`,
     );
     suspect = null;
     // Paused, not closed: a close waits for its blocking connection to end, which one stuck
@@ -204,4 +203,20 @@ export function selfHealingWorker<T>(options: {
       return finished.every(Boolean);
     },
   };
+}
+
+/**
+ * The job a live worker with a free slot would take next, if any is due: the queue's oldest
+ * waiting job, or else the delayed job that came due first. A worker moves delayed jobs that came
+ * due to the waiting list whenever it asks for a job, and an idle one wakes for the first of them
+ * as it comes due; a wedged one asks for none. So the scheduled jobs' ticks and the deliveries'
+ * retries, which wait in the delayed set, show a wedge even when nothing reaches the waiting list.
+ */
+async function firstDueJob(queue: Queue): Promise<string | null> {
+  const [oldest] = await queue.getJobs(['wait'], 0, 0, true);
+  if (oldest?.id) return oldest.id;
+  if ((await queue.getDelayedCount(Date.now())) === 0) return null;
+  // The delayed set is ordered by when each job comes due: the first came due first.
+  const [first] = await queue.getJobs(['delayed'], 0, 0, true);
+  return first?.id ?? null;
 }

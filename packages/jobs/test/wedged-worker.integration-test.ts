@@ -5,9 +5,10 @@ import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { selfHealingWorker, type CountRun, type SelfHealingWorker } from '../src';
 
-// A wedged worker is alive and takes nothing. The stand-in here is a real BullMQ worker that was
-// never started (`autorun: false`): from Redis it looks the same as one whose blocking connection
-// a failover wedged (test/cluster shows the real thing end to end).
+// A wedged worker is alive and takes nothing, nor moves delayed jobs that come due to the waiting
+// list. The stand-in here is a real BullMQ worker that was never started (`autorun: false`): from
+// Redis it looks the same as one whose blocking connection a failover wedged (test/cluster shows
+// the real thing end to end).
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const NAME = 'wedge-watch';
@@ -114,6 +115,59 @@ describe('selfHealingWorker', () => {
     expect(wedged.isPaused()).toBe(true);
     expect(await healed.close(1_000)).toBe(true);
     expect(wedged.closing).toBeDefined();
+  });
+
+  it('when its worker leaves a delayed job that came due in the delayed set, then a new worker replaces it and runs the job', async () => {
+    // A scheduled job's tick and a delivery's retry wait in the delayed set: only a worker moves
+    // them to the waiting list as they come due, so a wedged one leaves nothing waiting.
+    const ran: string[] = [];
+    const healed = watch(starter(ran, 1));
+    await queue.add('tick', {}, { jobId: 'delayed-1', delay: 200 });
+    const dueAt = performance.now() + 200;
+
+    await waitUntil(() => ran.length === 1, {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      what: () => 'the delayed job to run',
+    });
+    expect(ran).toEqual(['delayed-1']);
+    // Not before the job had been due a whole window.
+    expect(performance.now() - dueAt).toBeGreaterThanOrEqual(WEDGED_AFTER_MS);
+    expect(workers).toHaveLength(2);
+    expect(healed.current()).toBe(workers[1]);
+  });
+
+  it('when a delayed job is not due yet, then its idle worker is not suspected however long it waits', async () => {
+    const ran: string[] = [];
+    const healed = watch(starter(ran, 0));
+    const live = healed.current();
+    await queue.add('tick', {}, { jobId: 'later-1', delay: WEDGED_AFTER_MS * 4 });
+
+    await sleep(WEDGED_AFTER_MS * 3); // the job is the queue's first for three windows, and not due
+    expect(workers).toEqual([live]);
+    await waitUntil(() => ran.length === 1, { timeoutMs: 5_000, intervalMs: 20, what: () => 'the job to come due' });
+    expect(ranBy).toEqual(['later-1@0']);
+    expect(healed.current()).toBe(live);
+  });
+
+  it('when its worker takes delayed jobs as they come due, then it is never replaced', async () => {
+    const ran: string[] = [];
+    const healed = watch(starter(ran, 0));
+    const live = healed.current();
+    // Due one after another over three wedge windows.
+    const ids = Array.from({ length: 30 }, (_, i) => `due-${i}`);
+    await queue.addBulk(
+      ids.map((jobId, i) => ({ name: 'tick', data: {}, opts: { jobId, delay: (i + 1) * (WEDGED_AFTER_MS / 10) } })),
+    );
+
+    await waitUntil(() => ran.length === ids.length, {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      what: () => 'every delayed job to run',
+    });
+    expect(ran.sort()).toEqual([...ids].sort());
+    expect(workers).toEqual([live]);
+    expect(healed.current()).toBe(live);
   });
 
   it('when its worker has no free slot, then it is not suspected however long a job waits', async () => {
