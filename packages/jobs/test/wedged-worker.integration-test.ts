@@ -170,6 +170,39 @@ describe('selfHealingWorker', () => {
     expect(healed.current()).toBe(live);
   });
 
+  it('when a replaced worker comes unstuck and takes a job, then it hands the job back and the new worker runs it once', async () => {
+    const ran: string[] = [];
+    const healed = watch(starter(ran, 1));
+    const wedged = healed.current();
+    await queue.add('tick', {}, { jobId: 'waiting-4' });
+    await waitUntil(() => ran.length === 1, { timeoutMs: 10_000, intervalMs: 50, what: () => 'the replacement' });
+    const replacement = healed.current();
+    expect(replacement).not.toBe(wedged);
+
+    // The wedged worker comes unstuck while its replacement has no free slot for the next job.
+    await replacement.pause(true);
+    await sleep(300); // past its current poll, after which it takes nothing
+    await queue.add('tick', {}, { jobId: 'taken-back' });
+    await wedged.resume();
+    await waitUntil(async () => ((await queue.getJob('taken-back'))?.attemptsStarted ?? 0) >= 1, {
+      timeoutMs: 5_000,
+      intervalMs: 20,
+      what: () => 'the unstuck worker to take the job',
+    });
+    await wedged.pause(true);
+    await replacement.resume();
+
+    await waitUntil(() => ran.length === 2, { timeoutMs: 5_000, intervalMs: 20, what: () => 'the job to run' });
+    // Run once, by the replacement: the unstuck worker took it and gave it back unrun.
+    expect(ranBy).toEqual(['waiting-4@1', 'taken-back@1']);
+    await waitUntil(async () => (await queue.getJobState('taken-back')) === 'completed', {
+      timeoutMs: 5_000,
+      intervalMs: 20,
+      what: () => 'the job to be recorded as completed',
+    });
+    expect(await healed.close(1_000)).toBe(true);
+  });
+
   it('when its worker has no free slot, then it is not suspected however long a job waits', async () => {
     const ran: string[] = [];
     const healed = watch(starter(ran, 0));
