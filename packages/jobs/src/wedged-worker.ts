@@ -10,7 +10,7 @@ import { DelayedError, type Job, type Queue, type Worker } from 'bullmq';
  */
 export const WEDGED_AFTER_MS = 30_000;
 
-/** How often the queue's first due job is looked at (an LRANGE, a ZCOUNT, an HGETALL at most). */
+/** How often the queue's first due job is looked at (an LRANGE, then a ZCOUNT and a ZRANGE when none waits). */
 const CHECK_EVERY_MS = 5_000;
 
 export interface SelfHealingWorker<T> {
@@ -211,12 +211,16 @@ export function selfHealingWorker<T>(options: {
  * due to the waiting list whenever it asks for a job, and an idle one wakes for the first of them
  * as it comes due; a wedged one asks for none. So the scheduled jobs' ticks and the deliveries'
  * retries, which wait in the delayed set, show a wedge even when nothing reaches the waiting list.
+ * One gap: registering a cron (`pattern`) schedule again replaces its due tick with the next one,
+ * so a queue of cron jobs only, registered again sooner than the window after each tick comes due,
+ * would never show one due long enough. Every scheduled job here runs on an `every` schedule,
+ * whose due tick, when registered again, moves to the waiting list under the same id.
  */
 async function firstDueJob(queue: Queue): Promise<string | null> {
-  const [oldest] = await queue.getJobs(['wait'], 0, 0, true);
-  if (oldest?.id) return oldest.id;
+  const [oldest] = await queue.getRanges(['wait'], 0, 0, true);
+  if (oldest !== undefined) return oldest;
   if ((await queue.getDelayedCount(Date.now())) === 0) return null;
   // The delayed set is ordered by when each job comes due: the first came due first.
-  const [first] = await queue.getJobs(['delayed'], 0, 0, true);
-  return first?.id ?? null;
+  const [first] = await queue.getRanges(['delayed'], 0, 0, true);
+  return first ?? null;
 }
