@@ -41,8 +41,8 @@ interface Generation<T> {
   unfinished: Set<string>;
   /** Takes no more jobs: replaced, or closing. */
   retired: boolean;
-  /** Called whenever a job of it is finished. */
-  onFinished?: () => void;
+  /** Called whenever a job of it is finished (see whenIdle). */
+  onFinished: Set<() => void>;
 }
 
 /**
@@ -77,7 +77,7 @@ export function selfHealingWorker<T>(options: {
   const spawn = (): Generation<T> => {
     const finished = (jobId: string | undefined) => {
       if (jobId === undefined || !generation.unfinished.delete(jobId)) return;
-      generation.onFinished?.();
+      for (const callback of [...generation.onFinished]) callback();
     };
     const countRun: CountRun = async (job, token, run) => {
       generation.unfinished.add(job.id!);
@@ -103,6 +103,7 @@ export function selfHealingWorker<T>(options: {
       running: 0,
       unfinished: new Set(),
       retired: false,
+      onFinished: new Set(),
     };
     // Emitted once BullMQ has recorded the job as completed or failed.
     generation.worker.on('completed', (job) => finished(job.id));
@@ -111,6 +112,8 @@ export function selfHealingWorker<T>(options: {
   };
   let current = spawn();
   const replaced: Generation<T>[] = [];
+  /** Closes of replaced workers under way: close() waits for them too. */
+  const closing = new Set<Promise<void>>();
   let suspect: { jobId: string; since: number; looks: number } | null = null;
   let looking = false;
   let stopped = false;
@@ -141,16 +144,19 @@ export function selfHealingWorker<T>(options: {
       .catch((error: unknown) => logger.warn({ err: error, queue: queue.name }, `could not pause a ${what}`));
   };
 
-  /** Resolves once `generation` has no unfinished job, or false after `withinMs`. */
-  const finishedWithin = (generation: Generation<T>, withinMs: number) =>
+  /** Resolves true once `generation` has no unfinished job, or false after `withinMs` (never, without it). */
+  const whenIdle = (generation: Generation<T>, withinMs?: number) =>
     new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), withinMs);
-      const check = () => {
-        if (generation.unfinished.size > 0) return;
+      const timer = withinMs === undefined ? undefined : setTimeout(() => done(false), withinMs);
+      const done = (idle: boolean) => {
         clearTimeout(timer);
-        resolve(true);
+        generation.onFinished.delete(check);
+        resolve(idle);
       };
-      generation.onFinished = check;
+      const check = () => {
+        if (generation.unfinished.size === 0) done(true);
+      };
+      generation.onFinished.add(check);
       check();
     });
 
@@ -163,10 +169,20 @@ export function selfHealingWorker<T>(options: {
       `${what} took no due job while it had a free slot; replaced it with a new worker`,
     );
     suspect = null;
-    // Paused, not closed: a close waits for its blocking connection to end, which one stuck
-    // reconnecting never does. It is closed with the process.
+    // Paused at once, and closed with force only once its running jobs are recorded: a close
+    // without force waits for its blocking connection to end, which one stuck reconnecting never
+    // does, and one with force any sooner could cut off the record of a job that ran.
     retire(wedgedOne);
     replaced.push(wedgedOne);
+    void whenIdle(wedgedOne).then(() => {
+      if (stopped) return; // close() closes it
+      replaced.splice(replaced.indexOf(wedgedOne), 1);
+      const closed = wedgedOne.worker
+        .close(true)
+        .catch((error: unknown) => logger.warn({ err: error, queue: queue.name }, `could not close a replaced ${what}`))
+        .finally(() => closing.delete(closed));
+      closing.add(closed);
+    });
   };
 
   const look = () => {
@@ -196,10 +212,10 @@ export function selfHealingWorker<T>(options: {
       clearInterval(timer);
       const generations = [...replaced, current];
       for (const generation of generations) retire(generation);
-      const finished = await Promise.all(generations.map((generation) => finishedWithin(generation, withinMs)));
+      const finished = await Promise.all(generations.map((generation) => whenIdle(generation, withinMs)));
       // With force: every job is finished and recorded, or left to its lock; a close without
       // force would wait for a wedged blocking connection to end.
-      await Promise.all(generations.map((generation) => generation.worker.close(true)));
+      await Promise.all([...generations.map((generation) => generation.worker.close(true)), ...closing]);
       return finished.every(Boolean);
     },
   };

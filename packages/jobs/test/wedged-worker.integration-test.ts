@@ -122,11 +122,15 @@ describe('selfHealingWorker', () => {
     expect(placeOf(healed.current())).toBe(1);
     expect(placeOf(wedged)).toBe(0);
     expect(logged.map((line) => line.jobId)).toEqual(['waiting-1']);
-    // The wedged worker is paused, so it takes no job beside its replacement should it come
-    // unstuck; it is closed with the others.
+    // The wedged worker, with no job of its own running, is paused and closed at once: it takes
+    // no job beside its replacement should it come unstuck, and its connection is not kept.
     expect(wedged.isPaused()).toBe(true);
+    await waitUntil(() => wedged.closing !== undefined, {
+      timeoutMs: 2_000,
+      intervalMs: 20,
+      what: () => 'the wedged worker to be closed',
+    });
     expect(await healed.close(1_000)).toBe(true);
-    expect(wedged.closing).toBeDefined();
   });
 
   it('when its worker leaves delayed jobs that came due in the delayed set, then a new worker replaces it for the first due and runs them', async () => {
@@ -168,24 +172,29 @@ describe('selfHealingWorker', () => {
 
   it('when a replaced worker comes unstuck and takes a job, then it hands the job back and the new worker runs it once', async () => {
     const ran: string[] = [];
-    const healed = watch(starter(ran, 1));
-    const wedged = healed.current();
+    const healed = watch(starter(ran, 0));
+    const first = healed.current();
+    await queue.add('hold', {}, { jobId: 'long-4' });
+    await untilActive(1);
+    // Stand-in for a wedge with a job in flight (so it is not closed yet): it takes no more.
+    await first.pause(true);
+    await sleep(300); // past its current poll
     await queue.add('tick', {}, { jobId: 'waiting-4' });
     await waitUntil(() => ran.length === 1, { timeoutMs: 10_000, intervalMs: 50, what: () => 'the replacement' });
     const replacement = healed.current();
-    expect([placeOf(wedged), placeOf(replacement)]).toEqual([0, 1]);
+    expect([placeOf(first), placeOf(replacement)]).toEqual([0, 1]);
 
-    // The wedged worker comes unstuck while its replacement has no free slot for the next job.
+    // The replaced worker comes unstuck while its replacement has no free slot for the next job.
     await replacement.pause(true);
-    await sleep(300); // past its current poll, after which it takes nothing
+    await sleep(300);
     await queue.add('tick', {}, { jobId: 'taken-back' });
-    await wedged.resume();
+    await first.resume();
     await waitUntil(async () => ((await queue.getJob('taken-back'))?.attemptsStarted ?? 0) >= 1, {
       timeoutMs: 5_000,
       intervalMs: 20,
       what: () => 'the unstuck worker to take the job',
     });
-    await wedged.pause(true);
+    await first.pause(true);
     await replacement.resume();
 
     await waitUntil(() => ran.length === 2, { timeoutMs: 5_000, intervalMs: 20, what: () => 'the job to run' });
@@ -196,6 +205,15 @@ describe('selfHealingWorker', () => {
       intervalMs: 20,
       what: () => 'the job to be recorded as completed',
     });
+    // Its own job done and recorded, the replaced worker is closed without waiting for the process.
+    expect(first.closing).toBeUndefined();
+    release();
+    await waitUntil(() => first.closing !== undefined, {
+      timeoutMs: 5_000,
+      intervalMs: 20,
+      what: () => 'the replaced worker to be closed once its job is recorded',
+    });
+    expect(await queue.getJobState('long-4')).toBe('completed');
     expect(await healed.close(1_000)).toBe(true);
   });
 
