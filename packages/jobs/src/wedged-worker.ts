@@ -36,7 +36,8 @@ interface Generation<T> {
   running: number;
   /**
    * Jobs whose processor started and that BullMQ has not recorded as done or failed (a record
-   * that Redis refused stays here; a close waits for these, within its bound).
+   * that Redis refused stays here; a close waits for these, within its bound, and a replaced
+   * worker's close for a while, see whenSettled).
    */
   unfinished: Set<string>;
   /** Takes no more jobs: replaced, or closing. */
@@ -160,6 +161,25 @@ export function selfHealingWorker<T>(options: {
       check();
     });
 
+  /**
+   * Resolves once `generation` has no unfinished job, or once it has run none for `wedgedAfterMs`:
+   * a record Redis refused (the job's lock lost in the failover, say) leaves its job unfinished
+   * for good, and the stalled-job check hands that job on by then.
+   */
+  const whenSettled = (generation: Generation<T>) =>
+    new Promise<void>((resolve) => {
+      let quietSince = performance.now();
+      const settle = () => {
+        clearInterval(timer);
+        resolve();
+      };
+      const timer = setInterval(() => {
+        if (generation.running > 0) quietSince = performance.now();
+        else if (performance.now() - quietSince >= wedgedAfterMs) settle();
+      }, checkEveryMs).unref();
+      void whenIdle(generation).then(settle);
+    });
+
   const replace = () => {
     if (stopped) return;
     const wedgedOne = current;
@@ -174,7 +194,7 @@ export function selfHealingWorker<T>(options: {
     // does, and one with force any sooner could cut off the record of a job that ran.
     retire(wedgedOne);
     replaced.push(wedgedOne);
-    void whenIdle(wedgedOne).then(() => {
+    void whenSettled(wedgedOne).then(() => {
       if (stopped) return; // close() closes it
       replaced.splice(replaced.indexOf(wedgedOne), 1);
       const closed = wedgedOne.worker

@@ -27,6 +27,11 @@ let queue: Queue;
 let workers: Worker[];
 let healing: SelfHealingWorker<unknown> | undefined;
 let release: () => void;
+/** Lets BullMQ record the `hold` jobs that ran (moveToCompleted waits for it). */
+let record: () => void;
+let recordGate: Promise<void>;
+/** The jobs whose processor started, in order. */
+let started: string[];
 /** Each job run as `id@n`: n is the worker's place in `workers`. */
 let ranBy: string[];
 let held: Promise<void>;
@@ -37,13 +42,16 @@ beforeEach(() => {
   queue = new Queue(NAME, { connection, prefix });
   workers = [];
   logged = [];
+  started = [];
   ranBy = [];
   healing = undefined;
   held = new Promise((resolve) => (release = resolve));
+  recordGate = new Promise((resolve) => (record = resolve));
 });
 
 afterEach(async () => {
   release();
+  record();
   await healing?.close(1_000);
   await Promise.all(workers.map((worker) => worker.close(true)));
   await queue.obliterate({ force: true });
@@ -53,7 +61,8 @@ afterEach(async () => {
 
 /**
  * Workers made by `selfHealingWorker`, in order, with `concurrency` 2: the first `wedged` of them
- * take nothing. A job named `hold` runs until `release` is called.
+ * take nothing. A job named `hold` runs until `release` is called, and BullMQ records it as
+ * completed once `record` is called too.
  */
 function starter(ran: string[], wedged: number): (countRun: CountRun) => Worker {
   return (countRun) => {
@@ -62,7 +71,15 @@ function starter(ran: string[], wedged: number): (countRun: CountRun) => Worker 
       NAME,
       (job, token) =>
         countRun(job, token, async () => {
-          if (job.name === 'hold') await held;
+          started.push(job.id!);
+          if (job.name === 'hold') {
+            await held;
+            const moveToCompleted = job.moveToCompleted.bind(job);
+            job.moveToCompleted = async (...args) => {
+              await recordGate;
+              return moveToCompleted(...args);
+            };
+          }
           ran.push(job.id!);
           ranBy.push(`${job.id}@${index}`);
         }),
@@ -88,6 +105,24 @@ async function untilActive(count: number): Promise<void> {
  * assertion prints that rather than the whole BullMQ worker.
  */
 const placeOf = (worker: Worker) => workers.indexOf(worker);
+
+/**
+ * A watched worker running the `hold` job `holdId` that then takes no more (a stand-in for a wedge
+ * with a job in flight), replaced once the job `waitingId` has waited a window for it.
+ */
+async function replacedWhileRunning(ran: string[], holdId: string, waitingId: string) {
+  const healed = watch(starter(ran, 0));
+  const first = healed.current();
+  await queue.add('hold', {}, { jobId: holdId });
+  await untilActive(1);
+  await first.pause(true);
+  // Past its current poll (BullMQ checks the pause before each), so it takes nothing more.
+  await sleep(1_000);
+  await queue.add('tick', {}, { jobId: waitingId });
+  await waitUntil(() => ran.includes(waitingId), { timeoutMs: 10_000, intervalMs: 20, what: () => 'the new worker' });
+  expect([placeOf(first), placeOf(healed.current())]).toEqual([0, 1]);
+  return { healed, first, replacement: healed.current() };
+}
 
 function watch(start: (countRun: CountRun) => Worker): SelfHealingWorker<unknown> {
   healing = selfHealingWorker({
@@ -120,7 +155,6 @@ describe('selfHealingWorker', () => {
     expect(performance.now() - addedAt).toBeGreaterThanOrEqual(WEDGED_AFTER_MS);
     expect(workers.length).toBe(2);
     expect(placeOf(healed.current())).toBe(1);
-    expect(placeOf(wedged)).toBe(0);
     expect(logged.map((line) => line.jobId)).toEqual(['waiting-1']);
     // The wedged worker, with no job of its own running, is paused and closed at once: it takes
     // no job beside its replacement should it come unstuck, and its connection is not kept.
@@ -172,21 +206,11 @@ describe('selfHealingWorker', () => {
 
   it('when a replaced worker comes unstuck and takes a job, then it hands the job back and the new worker runs it once', async () => {
     const ran: string[] = [];
-    const healed = watch(starter(ran, 0));
-    const first = healed.current();
-    await queue.add('hold', {}, { jobId: 'long-4' });
-    await untilActive(1);
-    // Stand-in for a wedge with a job in flight (so it is not closed yet): it takes no more.
-    await first.pause(true);
-    await sleep(300); // past its current poll
-    await queue.add('tick', {}, { jobId: 'waiting-4' });
-    await waitUntil(() => ran.length === 1, { timeoutMs: 10_000, intervalMs: 50, what: () => 'the replacement' });
-    const replacement = healed.current();
-    expect([placeOf(first), placeOf(replacement)]).toEqual([0, 1]);
+    const { healed, first, replacement } = await replacedWhileRunning(ran, 'long-4', 'waiting-4');
 
     // The replaced worker comes unstuck while its replacement has no free slot for the next job.
     await replacement.pause(true);
-    await sleep(300);
+    await sleep(1_000);
     await queue.add('tick', {}, { jobId: 'taken-back' });
     await first.resume();
     await waitUntil(async () => ((await queue.getJob('taken-back'))?.attemptsStarted ?? 0) >= 1, {
@@ -200,21 +224,63 @@ describe('selfHealingWorker', () => {
     await waitUntil(() => ran.length === 2, { timeoutMs: 5_000, intervalMs: 20, what: () => 'the job to run' });
     // Run once, by the replacement: the unstuck worker took it and gave it back unrun.
     expect(ranBy).toEqual(['waiting-4@1', 'taken-back@1']);
-    await waitUntil(async () => (await queue.getJobState('taken-back')) === 'completed', {
-      timeoutMs: 5_000,
-      intervalMs: 20,
-      what: () => 'the job to be recorded as completed',
-    });
-    // Its own job done and recorded, the replaced worker is closed without waiting for the process.
-    expect(first.closing).toBeUndefined();
     release();
+    record();
+    expect(await healed.close(5_000)).toBe(true);
+    expect(await queue.getJobState('taken-back')).toBe('completed');
+  });
+
+  it('when a replaced worker has run its job, then it is closed once BullMQ has recorded it, not before', async () => {
+    const ran: string[] = [];
+    const { first } = await replacedWhileRunning(ran, 'long-5', 'waiting-5');
+
+    release();
+    await waitUntil(() => ran.includes('long-5'), { timeoutMs: 5_000, intervalMs: 20, what: () => 'the job to run' });
+    await sleep(300); // ran, and not recorded yet: the worker must not be closed under the record
+    expect(first.closing).toBeUndefined();
+    expect(await queue.getJobState('long-5')).toBe('active');
+    record();
     await waitUntil(() => first.closing !== undefined, {
       timeoutMs: 5_000,
       intervalMs: 20,
-      what: () => 'the replaced worker to be closed once its job is recorded',
+      what: () => 'the replaced worker to be closed',
     });
-    expect(await queue.getJobState('long-4')).toBe('completed');
+    expect(await queue.getJobState('long-5')).toBe('completed');
+  });
+
+  it("when Redis refuses the record of a replaced worker's job, then the worker is closed a window after it ran, and the job left to the stalled-job check", async () => {
+    const ran: string[] = [];
+    const { healed, first } = await replacedWhileRunning(ran, 'long-6', 'waiting-6');
+    // The job's lock lost (as in a failover): BullMQ's record of it is refused, and it stays active.
+    await connection.del(`${prefix}:${NAME}:long-6:lock`);
+    release();
+    record();
+    await waitUntil(() => ran.includes('long-6'), { timeoutMs: 5_000, intervalMs: 20, what: () => 'the job to run' });
+    const ranAt = performance.now();
+
+    await waitUntil(() => first.closing !== undefined, {
+      timeoutMs: 5_000,
+      intervalMs: 20,
+      what: () => 'the replaced worker to be closed',
+    });
+    expect(performance.now() - ranAt).toBeGreaterThanOrEqual(WEDGED_AFTER_MS - CHECK_EVERY_MS);
+    expect(await queue.getJobState('long-6')).toBe('active');
     expect(await healed.close(1_000)).toBe(true);
+  });
+
+  it('when a job outlasts the bound given to close, then close answers false', async () => {
+    const ran: string[] = [];
+    const healed = watch(starter(ran, 0));
+    await queue.add('hold', {}, { jobId: 'long-7' });
+    await waitUntil(() => started.includes('long-7'), {
+      timeoutMs: 5_000,
+      intervalMs: 20,
+      what: () => 'the job to start',
+    });
+    const closing = performance.now();
+    expect(await healed.close(300)).toBe(false);
+    expect(performance.now() - closing).toBeGreaterThanOrEqual(290);
+    expect(ran).toEqual([]);
   });
 
   it('when its worker has no free slot, then it is not suspected however long a job waits', async () => {
@@ -237,29 +303,16 @@ describe('selfHealingWorker', () => {
 
   it('when a replaced worker still runs a job, then it finishes it under its lock, and close waits for it', async () => {
     const ran: string[] = [];
-    const healed = watch(starter(ran, 0));
-    const first = healed.current();
-    await queue.add('hold', {}, { jobId: 'long-3' });
-    await untilActive(1);
-    // Stand-in for a wedge with a job in flight: it takes no more (after its current poll), one slot free.
-    await first.pause(true);
-    await sleep(300);
-    await queue.add('tick', {}, { jobId: 'waiting-3' });
-    await waitUntil(() => ran.includes('waiting-3'), {
-      timeoutMs: 10_000,
-      intervalMs: 20,
-      what: () => 'the new worker',
-    });
+    const { healed, first } = await replacedWhileRunning(ran, 'long-3', 'waiting-3');
     expect(ranBy).toEqual(['waiting-3@1']);
-    expect(placeOf(healed.current())).toBe(1);
     // Replaced, not closed: its job goes on.
     expect(first.closing).toBeUndefined();
 
     const closed = healed.close(5_000);
     await sleep(200); // close must still be waiting for the replaced worker's job
-    expect(ran).toEqual(['waiting-3']);
     expect(first.closing).toBeUndefined();
     release();
+    record();
     expect(await closed).toBe(true);
     expect(ranBy).toEqual(['waiting-3@1', 'long-3@0']);
     // Recorded in Redis before the worker closed, not left active for the stalled-job check.
