@@ -189,9 +189,9 @@ export function selfHealingWorker<T>(options: {
       `${what} took no due job while it had a free slot; replaced it with a new worker`,
     );
     suspect = null;
-    // Paused at once, and closed with force only once its running jobs are recorded: a close
-    // without force waits for its blocking connection to end, which one stuck reconnecting never
-    // does, and one with force any sooner could cut off the record of a job that ran.
+    // Paused at once, and closed with force only once its running jobs are recorded (see
+    // whenSettled): a close without force waits for its blocking connection to end, which one
+    // stuck reconnecting never does, and one with force any sooner could cut off a job's record.
     retire(wedgedOne);
     replaced.push(wedgedOne);
     void whenSettled(wedgedOne).then(() => {
