@@ -30,16 +30,20 @@ export interface SelfHealingWorker<T> {
  */
 export type CountRun = <R>(job: Job, token: string | undefined, run: () => Promise<R>) => Promise<R>;
 
+/** The lock a BullMQ worker takes its jobs under unless told otherwise (`lockDuration`). */
+const DEFAULT_LOCK_MS = 30_000;
+
 interface Generation<T> {
   worker: Worker<T>;
-  /** Jobs whose processor is running: the worker's busy slots. */
-  running: number;
   /**
-   * Jobs whose processor started and that BullMQ has not recorded as done or failed (a record
-   * that Redis refused stays here; a close waits for these, within its bound, and a replaced
-   * worker's close for a while, see whenSettled).
+   * The worker's busy slots: its jobs from the start of their processor until BullMQ has recorded
+   * them as done or failed, as BullMQ holds the slot until then. A record that Redis refused (the
+   * job's lock lost in a failover) never comes: such a job is let go once the lock it ran under
+   * would have run out after its processor returned, as it is the stalled-job check's by then.
+   * Each holds the timer that lets it go, once its processor has returned. A close waits for
+   * these, within its bound.
    */
-  unfinished: Set<string>;
+  unfinished: Map<string, NodeJS.Timeout | undefined>;
   /** Takes no more jobs: replaced, or closing. */
   retired: boolean;
   /** Called whenever a job of it is finished (see whenIdle). */
@@ -53,7 +57,7 @@ interface Generation<T> {
  * shared connection and the other workers go on; the queue's jobs would wait until the process
  * restarts. Wedged means: the same job stayed the queue's first due job (see firstDueJob) for
  * `wedgedAfterMs` after it was first seen, over as many more looks as fit in that time, and every
- * look found the worker with a free slot (fewer than `concurrency` of its jobs running). A look
+ * look found the worker with a free slot (fewer than `concurrency` of its jobs unfinished). A look
  * that fails or finds the worker busy starts over, and so does a process that froze (fewer
  * looks). Another process taking the queue's jobs leaves none due, so a wedged worker beside it is
  * harmless and stays until it is needed. A paused queue would look wedged; nothing pauses these
@@ -77,12 +81,14 @@ export function selfHealingWorker<T>(options: {
   const looksNeeded = Math.floor(wedgedAfterMs / checkEveryMs);
   const spawn = (): Generation<T> => {
     const finished = (jobId: string | undefined) => {
-      if (jobId === undefined || !generation.unfinished.delete(jobId)) return;
+      if (jobId === undefined || !generation.unfinished.has(jobId)) return;
+      clearTimeout(generation.unfinished.get(jobId));
+      generation.unfinished.delete(jobId);
       for (const callback of [...generation.onFinished]) callback();
     };
     const countRun: CountRun = async (job, token, run) => {
-      generation.unfinished.add(job.id!);
-      generation.running += 1;
+      const jobId = job.id!;
+      generation.unfinished.set(jobId, undefined);
       try {
         if (generation.retired) {
           // Taken as the worker was stopped (a wedged wait that came unstuck): back to the queue,
@@ -93,16 +99,19 @@ export function selfHealingWorker<T>(options: {
         return await run();
       } catch (error) {
         // BullMQ writes nothing more for a job moved to delayed: it is finished here.
-        if (error instanceof DelayedError) finished(job.id);
+        if (error instanceof DelayedError) finished(jobId);
         throw error;
       } finally {
-        generation.running -= 1;
+        // BullMQ records the job after this returns; should Redis refuse it, it is let go later.
+        if (generation.unfinished.has(jobId)) {
+          const lockMs = generation.worker.opts.lockDuration ?? DEFAULT_LOCK_MS;
+          generation.unfinished.set(jobId, setTimeout(() => finished(jobId), lockMs).unref());
+        }
       }
     };
     const generation: Generation<T> = {
       worker: options.start(countRun),
-      running: 0,
-      unfinished: new Set(),
+      unfinished: new Map(),
       retired: false,
       onFinished: new Set(),
     };
@@ -120,7 +129,7 @@ export function selfHealingWorker<T>(options: {
   let stopped = false;
 
   const wedged = async (): Promise<boolean> => {
-    if (current.running >= options.concurrency) {
+    if (current.unfinished.size >= options.concurrency) {
       suspect = null;
       return false;
     }
@@ -161,25 +170,6 @@ export function selfHealingWorker<T>(options: {
       check();
     });
 
-  /**
-   * Resolves once `generation` has no unfinished job, or once it has run none for `wedgedAfterMs`:
-   * a record Redis refused (the job's lock lost in the failover, say) leaves its job unfinished
-   * for good, and the stalled-job check hands that job on by then.
-   */
-  const whenSettled = (generation: Generation<T>) =>
-    new Promise<void>((resolve) => {
-      let quietSince = performance.now();
-      const settle = () => {
-        clearInterval(timer);
-        resolve();
-      };
-      const timer = setInterval(() => {
-        if (generation.running > 0) quietSince = performance.now();
-        else if (performance.now() - quietSince >= wedgedAfterMs) settle();
-      }, checkEveryMs).unref();
-      void whenIdle(generation).then(settle);
-    });
-
   const replace = () => {
     if (stopped) return;
     const wedgedOne = current;
@@ -189,12 +179,13 @@ export function selfHealingWorker<T>(options: {
       `${what} took no due job while it had a free slot; replaced it with a new worker`,
     );
     suspect = null;
-    // Paused at once, and closed with force only once its running jobs are recorded (see
-    // whenSettled): a close without force waits for its blocking connection to end, which one
-    // stuck reconnecting never does, and one with force any sooner could cut off a job's record.
+    // Paused at once, and closed with force only once its jobs are recorded (or let go, see
+    // Generation.unfinished): a close without force waits for its blocking connection to end,
+    // which one stuck reconnecting never does, and one with force any sooner could cut off a
+    // job's record.
     retire(wedgedOne);
     replaced.push(wedgedOne);
-    void whenSettled(wedgedOne).then(() => {
+    void whenIdle(wedgedOne).then(() => {
       if (stopped) return; // close() closes it
       replaced.splice(replaced.indexOf(wedgedOne), 1);
       const closed = wedgedOne.worker
