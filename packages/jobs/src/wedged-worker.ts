@@ -39,9 +39,11 @@ interface Generation<T> {
    * The worker's busy slots: its jobs from the start of their processor until BullMQ has recorded
    * them as done or failed, as BullMQ holds the slot until then. A record that Redis refused (the
    * job's lock lost in a failover) never comes: such a job is let go once the lock it ran under
-   * would have run out after its processor returned, as it is the stalled-job check's by then.
-   * Each holds the timer that lets it go, once its processor has returned. A close waits for
-   * these, within its bound.
+   * would have run out after its processor returned, as it is the stalled-job check's by then
+   * (BullMQ frees its slot sooner, so a worker whose every job lost its lock is suspected up to a
+   * lock later). Keyed by the token each take of a job gets, so a job taken again after a lost
+   * lock is another entry; each holds the timer that lets it go, once its processor has returned.
+   * A close waits for these, within its bound.
    */
   unfinished: Map<string, NodeJS.Timeout | undefined>;
   /** Takes no more jobs: replaced, or closing. */
@@ -80,15 +82,15 @@ export function selfHealingWorker<T>(options: {
   const { queue, logger, what, wedgedAfterMs = WEDGED_AFTER_MS, checkEveryMs = CHECK_EVERY_MS } = options;
   const looksNeeded = Math.floor(wedgedAfterMs / checkEveryMs);
   const spawn = (): Generation<T> => {
-    const finished = (jobId: string | undefined) => {
-      if (jobId === undefined || !generation.unfinished.has(jobId)) return;
-      clearTimeout(generation.unfinished.get(jobId));
-      generation.unfinished.delete(jobId);
+    const finished = (take: string | undefined) => {
+      if (take === undefined || !generation.unfinished.has(take)) return;
+      clearTimeout(generation.unfinished.get(take));
+      generation.unfinished.delete(take);
       for (const callback of [...generation.onFinished]) callback();
     };
     const countRun: CountRun = async (job, token, run) => {
-      const jobId = job.id!;
-      generation.unfinished.set(jobId, undefined);
+      const take = token ?? job.id!;
+      generation.unfinished.set(take, undefined);
       try {
         if (generation.retired) {
           // Taken as the worker was stopped (a wedged wait that came unstuck): back to the queue,
@@ -99,13 +101,13 @@ export function selfHealingWorker<T>(options: {
         return await run();
       } catch (error) {
         // BullMQ writes nothing more for a job moved to delayed: it is finished here.
-        if (error instanceof DelayedError) finished(jobId);
+        if (error instanceof DelayedError) finished(take);
         throw error;
       } finally {
         // BullMQ records the job after this returns; should Redis refuse it, it is let go later.
-        if (generation.unfinished.has(jobId)) {
+        if (generation.unfinished.has(take)) {
           const lockMs = generation.worker.opts.lockDuration ?? DEFAULT_LOCK_MS;
-          generation.unfinished.set(jobId, setTimeout(() => finished(jobId), lockMs).unref());
+          generation.unfinished.set(take, setTimeout(() => finished(take), lockMs).unref());
         }
       }
     };
@@ -115,9 +117,9 @@ export function selfHealingWorker<T>(options: {
       retired: false,
       onFinished: new Set(),
     };
-    // Emitted once BullMQ has recorded the job as completed or failed.
-    generation.worker.on('completed', (job) => finished(job.id));
-    generation.worker.on('failed', (job) => finished(job?.id));
+    // Emitted once BullMQ has recorded the job as completed or failed, with the job as taken.
+    generation.worker.on('completed', (job) => finished(job.token ?? job.id));
+    generation.worker.on('failed', (job) => finished(job?.token ?? job?.id));
     return generation;
   };
   let current = spawn();
