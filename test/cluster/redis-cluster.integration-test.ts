@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import path from 'node:path';
+import { REDIS_TIMEOUT_DEFAULTS } from '@booking/config';
 import type { DemoTenant } from '@booking/db';
 import { WEDGED_AFTER_MS } from '@booking/jobs';
 import { signWebhookPayload } from '@booking/signing';
@@ -338,10 +339,11 @@ describe('Redis Cluster: two APIs, a dispatcher and a lifecycle worker', () => {
 
     // After: the holds placed before the kill still count, so the rest of the slot and no more
     // can be held; every hold placed in the probe is one of them. A probe answered 503 because
-    // its hold's command timed out (REDIS_COMMAND_TIMEOUT_MS, 2 s) on a busy machine may still
-    // have placed the hold, which then stands until it expires: the rest is smaller by at most those.
+    // its hold's command timed out (REDIS_COMMAND_TIMEOUT_MS, the default here) on a busy machine
+    // may still have placed the hold, which then stands until it expires: the rest is smaller by
+    // at most those.
     const placedInProbe = during.filter((d) => d.answer.status === 200).length;
-    const timedOut = failed.filter((d) => d.tookMs >= 2_000).length;
+    const timedOut = failed.filter((d) => d.tookMs >= REDIS_TIMEOUT_DEFAULTS.commandTimeoutMs).length;
     const left = slot.capacity - 8 - placedInProbe;
     const after = await Promise.all(
       Array.from({ length: left + 5 }, (_, i) => post(apis[i % 2]!, '/api/bookings/hold', holdBody(e, slot.id, 1))),

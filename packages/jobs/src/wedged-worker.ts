@@ -30,9 +30,6 @@ export interface SelfHealingWorker<T> {
  */
 export type CountRun = <R>(job: Job, token: string | undefined, run: () => Promise<R>) => Promise<R>;
 
-/** The lock a BullMQ worker takes its jobs under unless told otherwise (`lockDuration`). */
-const DEFAULT_LOCK_MS = 30_000;
-
 interface Generation<T> {
   worker: Worker<T>;
   /**
@@ -106,7 +103,8 @@ export function selfHealingWorker<T>(options: {
       } finally {
         // BullMQ records the job after this returns; should Redis refuse it, it is let go later.
         if (generation.unfinished.has(take)) {
-          const lockMs = generation.worker.opts.lockDuration ?? DEFAULT_LOCK_MS;
+          // BullMQ fills in its default lock (30 s) when none is given.
+          const lockMs = generation.worker.opts.lockDuration!;
           generation.unfinished.set(take, setTimeout(() => finished(take), lockMs).unref());
         }
       }

@@ -39,9 +39,9 @@ type Next = null | number | typeof REQUEUE | StepAside;
  * One attempt of one delivery: re-read everything from PostgreSQL (the job carries only the id),
  * take one of its endpoint's places in this process (see EndpointPlaces), or step aside when none
  * comes free soon, build and sign the body, send it, and record the attempt. A failure with
- * attempts left puts the same job back in the queue, delayed by the schedule's next step: the delivery's own attempt count (in
- * PostgreSQL) decides the step, so a redeliver or a crash never desynchronises the schedule. The
- * last failure marks the delivery abandoned.
+ * attempts left puts the same job back in the queue, delayed by the schedule's next step: the
+ * delivery's own attempt count (in PostgreSQL) decides the step, so a redeliver or a crash never
+ * desynchronises the schedule. The last failure marks the delivery abandoned.
  */
 export async function deliver(deps: DeliverDeps, job: Job<DeliveryJobData>, token?: string): Promise<void> {
   const delivery = await deps.reader.read(job.data.deliveryId);
