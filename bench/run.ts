@@ -13,7 +13,8 @@
  * no side always runs first; the hold ceilings and the BullMQ no-op ceiling run once. Measured
  * rows note where the CPU went. Prints the table and writes bench/results/latest.json.
  * Everything shares one machine, so only ratios taken in one run mean anything; docs/testing.md
- * describes each scenario.
+ * describes each scenario. Groups named on the command line (bench/lib/selection.ts) limit the
+ * run to their scenarios, and write bench/results/partial.json instead.
  */
 import { startApi, type CheckoutApi } from './lib/api';
 import { prepareCatalogue, type Catalogue } from './lib/catalogue';
@@ -24,6 +25,7 @@ import { CONNECTIONS, DURATION_SECONDS, ROUNDS, WARMUP_SECONDS } from './lib/loa
 import { prepareOutbox, removeOutbox, WEBHOOK_CONCURRENCY, type Outbox } from './lib/outbox';
 import { startReceiver, type Receiver } from './lib/receiver';
 import { appendRows, noRows, printTable, writeJson, type CheckoutRows, type Row } from './lib/report';
+import { commandLineSelection, runsAny, type Selection } from './lib/selection';
 import { apiBookings } from './scenarios/bookings';
 import { apiHolds, holdCeilings } from './scenarios/holds';
 import { apiLoadBalancer } from './scenarios/load-balancer';
@@ -63,10 +65,10 @@ async function attempt<T>(scenario: string, run: () => Promise<T>, none: T): Pro
 
 /**
  * Holds, the widget read and bookings through one API of each checkout, then the API's scaling,
- * directly and behind HAProxy: every checkout's rows side by side, each checkout booking on a
- * catalogue in its own database.
+ * directly and behind HAProxy (those `selection` runs): every checkout's rows side by side, each
+ * checkout booking on a catalogue in its own database.
  */
-async function apiRuns(list: Checkout[], rows: AppRows): Promise<void> {
+async function apiRuns(list: Checkout[], rows: AppRows, selection: Selection): Promise<void> {
   const catalogues: Catalogue[] = [];
   try {
     for (const checkout of list) {
@@ -74,10 +76,12 @@ async function apiRuns(list: Checkout[], rows: AppRows): Promise<void> {
       process.stderr.write(`\n[${checkout.label}] ${checkout.root}, database ${url}\n`);
       catalogues.push({ checkout, databaseUrl: url, target: await prepareCatalogue(checkout, url) });
     }
-    await sideBySide(catalogues, rows);
+    if (runsAny(selection, 'holds', 'widget', 'bookings')) await sideBySide(catalogues, rows, selection);
     const of = (scenario: string) => bothOf(scenario, list);
-    appendRows(rows.scale, await attempt(of('API scale'), () => apiScale(catalogues), noRows()));
-    appendRows(rows.scale, await attempt(of('load balancer'), () => apiLoadBalancer(catalogues), noRows()));
+    if (runsAny(selection, 'scale'))
+      appendRows(rows.scale, await attempt(of('API scale'), () => apiScale(catalogues), noRows()));
+    if (runsAny(selection, 'lb'))
+      appendRows(rows.scale, await attempt(of('load balancer'), () => apiLoadBalancer(catalogues), noRows()));
   } finally {
     await settleAll(
       'closing a catalogue',
@@ -87,16 +91,18 @@ async function apiRuns(list: Checkout[], rows: AppRows): Promise<void> {
 }
 
 /** The scenarios run on one API of each checkout, all up at once and stopped when they are done. */
-async function sideBySide(catalogues: Catalogue[], rows: AppRows): Promise<void> {
+async function sideBySide(catalogues: Catalogue[], rows: AppRows, selection: Selection): Promise<void> {
   const apps: CheckoutApi[] = [];
   const checkoutsOf = catalogues.map((c) => c.checkout);
   const of = (scenario: string) => bothOf(scenario, checkoutsOf);
   try {
     for (const catalogue of catalogues)
       apps.push({ ...catalogue, api: await startApi(catalogue.checkout, catalogue.databaseUrl) });
-    rows.holds = await attempt(of('holds'), () => apiHolds(apps), noRows());
-    rows.reads = await attempt(of('widget read'), () => apiWidgetRead(apps), noRows());
-    rows.bookings = await attempt(of('bookings'), () => apiBookings(apps), noRows());
+    if (runsAny(selection, 'holds')) rows.holds = await attempt(of('holds'), () => apiHolds(apps), noRows());
+    if (runsAny(selection, 'widget'))
+      rows.reads = await attempt(of('widget read'), () => apiWidgetRead(apps), noRows());
+    if (runsAny(selection, 'bookings'))
+      rows.bookings = await attempt(of('bookings'), () => apiBookings(apps), noRows());
   } finally {
     for (const app of apps) await stopChild(app.api.child);
   }
@@ -104,9 +110,15 @@ async function sideBySide(catalogues: Catalogue[], rows: AppRows): Promise<void>
 
 /**
  * The burst through one dispatcher of each checkout, side by side; then the dispatcher's scaling,
- * every checkout's pair of rounds in turn within each round; then this checkout's relay poll.
+ * every checkout's pair of rounds in turn within each round; then this checkout's relay poll
+ * (those `selection` runs).
  */
-async function dispatcherRuns(list: Checkout[], receiver: Receiver, rows: AppRows): Promise<void> {
+async function dispatcherRuns(
+  list: Checkout[],
+  receiver: Receiver,
+  rows: AppRows,
+  selection: Selection,
+): Promise<void> {
   const outboxes: Outbox[] = [];
   try {
     for (const checkout of list) {
@@ -114,12 +126,15 @@ async function dispatcherRuns(list: Checkout[], receiver: Receiver, rows: AppRow
       outboxes.push(await prepareOutbox(checkout, url, receiver));
       process.stderr.write(`\n[${checkout.label}] dispatcher, database ${url}\n`);
     }
-    rows.dispatcher = await attempt(bothOf('dispatcher', list), () => dispatcherBurst(outboxes, receiver), noRows());
+    if (runsAny(selection, 'webhooks'))
+      rows.dispatcher = await attempt(bothOf('dispatcher', list), () => dispatcherBurst(outboxes, receiver), noRows());
     const scale = () => dispatcherScale(outboxes, receiver);
-    appendRows(rows.scale, await attempt(bothOf('dispatcher scale', list), scale, noRows()));
+    if (runsAny(selection, 'scale'))
+      appendRows(rows.scale, await attempt(bothOf('dispatcher scale', list), scale, noRows()));
     // This checkout's claim statement (checkouts() lists it first), bounded and not: the before
     // checkout's may take no bound.
-    rows.dispatcher.after.push(...(await attempt('relay poll', () => relayPollCost(outboxes[0]!), [])));
+    if (runsAny(selection, 'relay'))
+      rows.dispatcher.after.push(...(await attempt('relay poll', () => relayPollCost(outboxes[0]!), [])));
   } finally {
     await settleAll('removing an outbox', outboxes.map(removeOutbox));
   }
@@ -141,10 +156,10 @@ function merge({ after, before }: CheckoutRows): Row[] {
   });
 }
 
-async function main(): Promise<void> {
+async function main(selection: Selection): Promise<void> {
   const startedAt = Date.now();
   const list = await checkouts();
-  const receiver = await startReceiver();
+  const receiver = runsAny(selection, 'webhooks', 'scale', 'relay') ? await startReceiver() : null;
   try {
     const rows: AppRows = {
       holds: noRows(),
@@ -153,10 +168,12 @@ async function main(): Promise<void> {
       dispatcher: noRows(),
       scale: noRows(),
     };
-    const holdCeilingRows = await attempt('hold ceilings', holdCeilings, []);
-    await apiRuns(list, rows);
-    const webhookCeilingRows = await attempt('BullMQ no-op ceiling', noopCeiling, []);
-    await dispatcherRuns(list, receiver, rows);
+    const holdCeilingRows = runsAny(selection, 'holds') ? await attempt('hold ceilings', holdCeilings, []) : [];
+    if (runsAny(selection, 'holds', 'widget', 'bookings', 'scale', 'lb')) await apiRuns(list, rows, selection);
+    const webhookCeilingRows = runsAny(selection, 'webhooks')
+      ? await attempt('BullMQ no-op ceiling', noopCeiling, [])
+      : [];
+    if (receiver) await dispatcherRuns(list, receiver, rows, selection);
 
     const before = list.some((checkout) => checkout.label === 'before');
     const table = [
@@ -171,11 +188,11 @@ async function main(): Promise<void> {
     const seconds = Math.round((Date.now() - startedAt) / 1000);
     console.log('');
     printTable(table, [
-      `Loopback, one run, ${seconds} s. HTTP: ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s, bookings 200 warm-up + 2000; WEBHOOK_CONCURRENCY ${WEBHOOK_CONCURRENCY}.`,
+      `Loopback, one run${selection.full ? '' : ` of ${selection.groups.join(', ')}`}, ${seconds} s. HTTP: ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s, bookings 200 warm-up + 2000; WEBHOOK_CONCURRENCY ${WEBHOOK_CONCURRENCY}.`,
       `Side-by-side rows (a row against the baseline, a booking ceiling or the BullMQ + POST ceiling, with that ceiling's row; the hold cost rows; 1 against 2 APIs, directly and behind HAProxy; each with the before checkout's same rows): one warm-up each, then ${ROUNDS} rounds (or one per side, when more) in which each runs once, the order turned by one each round (HTTP rounds a share of the measured time or amount; webhook rounds a whole burst). 1 against 2 dispatchers: ${ROUNDS} rounds, each taking every checkout's 1 then 2 (each burst after a warm-up of its own), the checkouts' order turned.`,
       'Notes give the cores busy and the CPU ms per request, delivery or job of each process group over the measured rounds.',
       'PostgreSQL, Redis, the load generator and every app share this machine: compare ratios within this run only.',
-      scaleNote(before),
+      ...(runsAny(selection, 'scale', 'lb') ? [scaleNote(before)] : []),
       ...(before
         ? [
             "before = the same scenario on BENCH_BEFORE_ROOT's apps, measured in the same rounds as this checkout's: against the same ceiling rounds, or against its own 1-process or fresh-slot row.",
@@ -183,7 +200,8 @@ async function main(): Promise<void> {
         : []),
     ]);
     for (const failure of failures) console.log(`FAILED: ${failure.scenario}: ${failure.error}`);
-    const file = writeJson(table, {
+    const file = writeJson(selection.full ? 'latest.json' : 'partial.json', table, {
+      ...(selection.full ? {} : { groups: selection.groups }),
       failures,
       seconds,
       connections: CONNECTIONS,
@@ -195,9 +213,13 @@ async function main(): Promise<void> {
     process.stderr.write(`\nwrote ${file}\n`);
   } finally {
     await stopAll();
-    await receiver.close();
+    await receiver?.close();
   }
 }
 
+const selection = commandLineSelection();
 // A failed scenario leaves the others' figures written, and the run's status says it failed.
-runBench(main, () => (failures.length > 0 ? 1 : 0));
+runBench(
+  () => main(selection),
+  () => (failures.length > 0 ? 1 : 0),
+);

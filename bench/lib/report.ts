@@ -110,8 +110,8 @@ function figuresJson(row: Row, figures: Figures, ratio: number) {
   };
 }
 
-/** Writes bench/results/latest.json: the run and every row, as printed. */
-export function writeJson(rows: Row[], run: Record<string, unknown>): string {
+/** Writes bench/results/`name` (latest.json for a full run): the run and every row, as printed. */
+export function writeJson(name: string, rows: Row[], run: Record<string, unknown>): string {
   const commit = (cwd: string) => {
     try {
       return execSync('git rev-parse HEAD', { cwd, encoding: 'utf8' }).trim();
@@ -153,7 +153,7 @@ export function writeJson(rows: Row[], run: Record<string, unknown>): string {
       };
     }),
   };
-  const file = path.join(ROOT, 'bench', 'results', 'latest.json');
+  const file = path.join(ROOT, 'bench', 'results', name);
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`);
   return file;

@@ -1,0 +1,54 @@
+/**
+ * The scenarios `pnpm bench` runs: all of them, or the groups named on its command line
+ * (`pnpm bench bookings webhooks`), each with the ceilings its ratios are taken against. A
+ * partial run is for working on one hot path: it takes a minute or two instead of ten, and writes
+ * its own file, so `bench/results/latest.json` always holds a full run.
+ */
+export const GROUPS = {
+  holds: 'the hold ceilings and holds via the API (200 slots, the hot slot, the hold cost)',
+  widget: 'the widget read via the API',
+  bookings: 'bookings via the API and the booking ceiling',
+  webhooks: 'the BullMQ ceilings and the dispatcher burst, with its relay stage',
+  relay: "the relay's poll over relayed events awaiting VACUUM",
+  scale: '1 against 2 pinned APIs, and 1 against 2 pinned dispatchers',
+  lb: '1 against 2 API replicas behind HAProxy',
+} as const;
+
+export type Group = keyof typeof GROUPS;
+
+export interface Selection {
+  /** The groups named, or every group when none was. */
+  groups: Group[];
+  /** True when no group was named: the full run, whose figures are the record. */
+  full: boolean;
+}
+
+const isGroup = (name: string): name is Group => Object.hasOwn(GROUPS, name);
+
+/** The groups `args` name; an unknown name is an error that lists the known ones. */
+export function selectionOf(args: string[]): Selection {
+  const unknown = args.filter((name) => !isGroup(name));
+  if (unknown.length > 0) {
+    const known = Object.entries(GROUPS).map(([name, what]) => `  ${name.padEnd(9)}${what}`);
+    throw new Error(
+      `unknown scenario group(s): ${unknown.join(', ')}; pnpm bench [group ...] runs\n${known.join('\n')}`,
+    );
+  }
+  const named = new Set(args.filter(isGroup));
+  const full = named.size === 0;
+  return { groups: (Object.keys(GROUPS) as Group[]).filter((group) => full || named.has(group)), full };
+}
+
+/** The selection this process's command line names; an unknown group ends it (status 2), saying which groups there are. */
+export function commandLineSelection(): Selection {
+  try {
+    return selectionOf(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n`);
+    process.exit(2);
+  }
+}
+
+/** Whether `selection` runs any of `groups`. */
+export const runsAny = (selection: Selection, ...groups: Group[]) =>
+  groups.some((group) => selection.groups.includes(group));
