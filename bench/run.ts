@@ -25,7 +25,7 @@ import { CONNECTIONS, DURATION_SECONDS, ROUNDS, WARMUP_SECONDS } from './lib/loa
 import { prepareOutbox, removeOutbox, WEBHOOK_CONCURRENCY, type Outbox } from './lib/outbox';
 import { startReceiver, type Receiver } from './lib/receiver';
 import { appendRows, noRows, printTable, writeJson, type CheckoutRows, type Row } from './lib/report';
-import { commandLineSelection, runsAny, type Selection } from './lib/selection';
+import { commandLineSelection, needs, runsAny, type Selection } from './lib/selection';
 import { apiBookings } from './scenarios/bookings';
 import { apiHolds, holdCeilings } from './scenarios/holds';
 import { apiLoadBalancer } from './scenarios/load-balancer';
@@ -76,7 +76,7 @@ async function apiRuns(list: Checkout[], rows: AppRows, selection: Selection): P
       process.stderr.write(`\n[${checkout.label}] ${checkout.root}, database ${url}\n`);
       catalogues.push({ checkout, databaseUrl: url, target: await prepareCatalogue(checkout, url) });
     }
-    if (runsAny(selection, 'holds', 'widget', 'bookings')) await sideBySide(catalogues, rows, selection);
+    if (needs(selection).sideBySideApis) await sideBySide(catalogues, rows, selection);
     const of = (scenario: string) => bothOf(scenario, list);
     if (runsAny(selection, 'scale'))
       appendRows(rows.scale, await attempt(of('API scale'), () => apiScale(catalogues), noRows()));
@@ -121,7 +121,7 @@ async function dispatcherRuns(
 ): Promise<void> {
   const outboxes: Outbox[] = [];
   try {
-    for (const checkout of list) {
+    for (const checkout of needs(selection).everyCheckoutsOutbox ? list : list.slice(0, 1)) {
       const url = databaseUrl(benchDatabase(checkout, 'booking_bench_webhooks'));
       outboxes.push(await prepareOutbox(checkout, url, receiver));
       process.stderr.write(`\n[${checkout.label}] dispatcher, database ${url}\n`);
@@ -159,7 +159,7 @@ function merge({ after, before }: CheckoutRows): Row[] {
 async function main(selection: Selection): Promise<void> {
   const startedAt = Date.now();
   const list = await checkouts();
-  const receiver = runsAny(selection, 'webhooks', 'scale', 'relay') ? await startReceiver() : null;
+  const receiver = needs(selection).outboxes ? await startReceiver() : null;
   try {
     const rows: AppRows = {
       holds: noRows(),
@@ -169,7 +169,7 @@ async function main(selection: Selection): Promise<void> {
       scale: noRows(),
     };
     const holdCeilingRows = runsAny(selection, 'holds') ? await attempt('hold ceilings', holdCeilings, []) : [];
-    if (runsAny(selection, 'holds', 'widget', 'bookings', 'scale', 'lb')) await apiRuns(list, rows, selection);
+    if (needs(selection).catalogues) await apiRuns(list, rows, selection);
     const webhookCeilingRows = runsAny(selection, 'webhooks')
       ? await attempt('BullMQ no-op ceiling', noopCeiling, [])
       : [];
@@ -187,13 +187,16 @@ async function main(selection: Selection): Promise<void> {
     ];
     const seconds = Math.round((Date.now() - startedAt) / 1000);
     console.log('');
+    const bookings = runsAny(selection, 'bookings') ? ', bookings 200 warm-up + 2000' : '';
+    const webhooks = needs(selection).everyCheckoutsOutbox ? `; WEBHOOK_CONCURRENCY ${WEBHOOK_CONCURRENCY}` : '';
     printTable(table, [
-      `Loopback, one run${selection.full ? '' : ` of ${selection.groups.join(', ')}`}, ${seconds} s. HTTP: ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s, bookings 200 warm-up + 2000; WEBHOOK_CONCURRENCY ${WEBHOOK_CONCURRENCY}.`,
+      `Loopback, one run${selection.full ? '' : ` of ${selection.groups.join(', ')}`}, ${seconds} s. HTTP: ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s${bookings}${webhooks}.`,
       `Side-by-side rows (a row against the baseline, a booking ceiling or the BullMQ + POST ceiling, with that ceiling's row; the hold cost rows; 1 against 2 APIs, directly and behind HAProxy; each with the before checkout's same rows): one warm-up each, then ${ROUNDS} rounds (or one per side, when more) in which each runs once, the order turned by one each round (HTTP rounds a share of the measured time or amount; webhook rounds a whole burst). 1 against 2 dispatchers: ${ROUNDS} rounds, each taking every checkout's 1 then 2 (each burst after a warm-up of its own), the checkouts' order turned.`,
       'Notes give the cores busy and the CPU ms per request, delivery or job of each process group over the measured rounds.',
       'PostgreSQL, Redis, the load generator and every app share this machine: compare ratios within this run only.',
       ...(runsAny(selection, 'scale', 'lb') ? [scaleNote(before)] : []),
-      ...(before
+      ...(runsAny(selection, 'lb') ? ['HAProxy is not pinned.'] : []),
+      ...(table.some((row) => row.before)
         ? [
             "before = the same scenario on BENCH_BEFORE_ROOT's apps, measured in the same rounds as this checkout's: against the same ceiling rounds, or against its own 1-process or fresh-slot row.",
           ]
@@ -217,9 +220,8 @@ async function main(selection: Selection): Promise<void> {
   }
 }
 
-const selection = commandLineSelection();
 // A failed scenario leaves the others' figures written, and the run's status says it failed.
 runBench(
-  () => main(selection),
+  () => main(commandLineSelection()),
   () => (failures.length > 0 ? 1 : 0),
 );

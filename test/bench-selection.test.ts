@@ -1,4 +1,4 @@
-import { GROUPS, runsAny, selectionOf } from '../bench/lib/selection';
+import { GROUPS, needs, runsAny, selectionOf } from '../bench/lib/selection';
 
 describe('pnpm bench scenario groups', () => {
   it('runs every group, as the record, when none is named', () => {
@@ -12,6 +12,32 @@ describe('pnpm bench scenario groups', () => {
     expect(selection).toEqual({ groups: ['bookings', 'webhooks'], full: false });
     expect(runsAny(selection, 'holds', 'scale')).toBe(false);
     expect(runsAny(selection, 'holds', 'webhooks')).toBe(true);
+  });
+
+  it('is the full record when every group is named, and passes over the -- pnpm hands on', () => {
+    expect(selectionOf(['--', ...Object.keys(GROUPS)]).full).toBe(true);
+    expect(selectionOf(['--', 'lb'])).toEqual({ groups: ['lb'], full: false });
+  });
+
+  it('sets up only what the groups run need', () => {
+    expect(needs(selectionOf(['lb']))).toEqual({
+      catalogues: true,
+      sideBySideApis: false,
+      outboxes: false,
+      everyCheckoutsOutbox: false,
+    });
+    expect(needs(selectionOf(['relay']))).toEqual({
+      catalogues: false,
+      sideBySideApis: false,
+      outboxes: true,
+      everyCheckoutsOutbox: false,
+    });
+    expect(needs(selectionOf(['bookings', 'scale']))).toEqual({
+      catalogues: true,
+      sideBySideApis: true,
+      outboxes: true,
+      everyCheckoutsOutbox: true,
+    });
   });
 
   it('refuses a name it does not know, listing the groups', () => {

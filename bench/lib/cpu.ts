@@ -32,7 +32,7 @@ let beforeRoot: string | null | undefined;
  * The before checkout's root (BENCH_BEFORE_ROOT), as /proc shows a working directory; null
  * without one, and when it names this checkout (whose processes are then all this checkout's).
  * Read when the first app or ceiling process is met, not at import: a bench that takes no before
- * checkout (bench:soak) must not fail on a path left in the variable.
+ * checkout (bench:tracing, bench:soak) must not fail on a path left in the variable.
  */
 function beforeCheckoutRoot(): string | null {
   if (beforeRoot === undefined) {

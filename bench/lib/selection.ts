@@ -1,8 +1,9 @@
 /**
  * The scenarios `pnpm bench` runs: all of them, or the groups named on its command line
- * (`pnpm bench bookings webhooks`), each with the ceilings its ratios are taken against. A
- * partial run is for working on one hot path: it takes a minute or two instead of ten, and writes
- * its own file, so `bench/results/latest.json` always holds a full run.
+ * (`pnpm bench bookings webhooks`), each with the ceilings and baselines of its rows. A partial
+ * run is for working on one hot path: a minute for bookings, a few at most for the larger
+ * groups, where the whole bench takes six to twelve. It writes its own file, so
+ * `bench/results/latest.json` always holds a full run.
  */
 export const GROUPS = {
   holds: 'the hold ceilings and holds via the API (200 slots, the hot slot, the hold cost)',
@@ -19,24 +20,29 @@ export type Group = keyof typeof GROUPS;
 export interface Selection {
   /** The groups named, or every group when none was. */
   groups: Group[];
-  /** True when no group was named: the full run, whose figures are the record. */
+  /** True when every group runs: the full run, whose figures are the record. */
   full: boolean;
 }
 
+const ALL = Object.keys(GROUPS) as Group[];
 const isGroup = (name: string): name is Group => Object.hasOwn(GROUPS, name);
 
-/** The groups `args` name; an unknown name is an error that lists the known ones. */
+/**
+ * The groups `args` name; an unknown name is an error that lists the known ones. A `--` is passed
+ * over: `pnpm bench -- bookings` hands it on to the script.
+ */
 export function selectionOf(args: string[]): Selection {
-  const unknown = args.filter((name) => !isGroup(name));
+  const names = args.filter((arg) => arg !== '--');
+  const unknown = names.filter((name) => !isGroup(name));
   if (unknown.length > 0) {
     const known = Object.entries(GROUPS).map(([name, what]) => `  ${name.padEnd(9)}${what}`);
     throw new Error(
       `unknown scenario group(s): ${unknown.join(', ')}; pnpm bench [group ...] runs\n${known.join('\n')}`,
     );
   }
-  const named = new Set(args.filter(isGroup));
-  const full = named.size === 0;
-  return { groups: (Object.keys(GROUPS) as Group[]).filter((group) => full || named.has(group)), full };
+  const named = new Set(names);
+  const groups = named.size === 0 ? ALL : ALL.filter((group) => named.has(group));
+  return { groups, full: groups.length === ALL.length };
 }
 
 /** The selection this process's command line names; an unknown group ends it (status 2), saying which groups there are. */
@@ -52,3 +58,14 @@ export function commandLineSelection(): Selection {
 /** Whether `selection` runs any of `groups`. */
 export const runsAny = (selection: Selection, ...groups: Group[]) =>
   groups.some((group) => selection.groups.includes(group));
+
+/** What the selected groups need set up, and for which checkouts. */
+export const needs = (selection: Selection) => ({
+  /** A catalogue (and an API) per checkout. */
+  catalogues: runsAny(selection, 'holds', 'widget', 'bookings', 'scale', 'lb'),
+  /** One API per checkout, up through the side-by-side scenarios. */
+  sideBySideApis: runsAny(selection, 'holds', 'widget', 'bookings'),
+  /** The webhook receiver and an outbox: the relay's poll needs only this checkout's. */
+  outboxes: runsAny(selection, 'webhooks', 'scale', 'relay'),
+  everyCheckoutsOutbox: runsAny(selection, 'webhooks', 'scale'),
+});
