@@ -61,11 +61,12 @@ export const runsAny = (selection: Selection, ...groups: Group[]) =>
 
 /** What the selected groups need set up, and for which checkouts. */
 export const needs = (selection: Selection) => ({
-  /** A catalogue (and an API) per checkout. */
+  /** A catalogue (the tenant and slots the API groups book on) per checkout. */
   catalogues: runsAny(selection, 'holds', 'widget', 'bookings', 'scale', 'lb'),
   /** One API per checkout, up through the side-by-side scenarios. */
   sideBySideApis: runsAny(selection, 'holds', 'widget', 'bookings'),
-  /** The webhook receiver and an outbox: the relay's poll needs only this checkout's. */
+  /** The webhook receiver and this checkout's outbox (all the relay's poll needs). */
   outboxes: runsAny(selection, 'webhooks', 'scale', 'relay'),
+  /** An outbox for the before checkout too: its dispatchers run beside this checkout's. */
   everyCheckoutsOutbox: runsAny(selection, 'webhooks', 'scale'),
 });
