@@ -156,6 +156,38 @@ function merge({ after, before }: CheckoutRows): Row[] {
   });
 }
 
+/** The lines printed under the table: how the groups that ran were measured. */
+function runNotes(selection: Selection, seconds: number, before: boolean, table: Row[]): string[] {
+  const http = runsAny(selection, 'holds', 'widget', 'bookings', 'scale', 'lb');
+  const bookings = runsAny(selection, 'bookings') ? ', bookings 200 warm-up + 2000' : '';
+  const load = http
+    ? ` HTTP: ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s${bookings}.`
+    : '';
+  const dispatchers = needs(selection).everyCheckoutsOutbox ? ` WEBHOOK_CONCURRENCY ${WEBHOOK_CONCURRENCY}.` : '';
+  // The relay's poll is timed in the bench process itself: no rounds beside another row, no CPU notes.
+  const measuredApps = selection.groups.some((group) => group !== 'relay');
+  const dispatcherRounds = runsAny(selection, 'scale')
+    ? ` 1 against 2 dispatchers: ${ROUNDS} rounds, each taking every checkout's 1 then 2 (each burst after a warm-up of its own), the checkouts' order turned.`
+    : '';
+  return [
+    `Loopback, one run${selection.full ? '' : ` of ${selection.groups.join(', ')}`}, ${seconds} s.${load}${dispatchers}`,
+    ...(measuredApps
+      ? [
+          `Side-by-side rows (a row against the baseline, a booking ceiling or the BullMQ + POST ceiling, with that ceiling's row; the hold cost rows; 1 against 2 APIs, directly and behind HAProxy; each with the before checkout's same rows): one warm-up each, then ${ROUNDS} rounds (or one per side, when more) in which each runs once, the order turned by one each round (HTTP rounds a share of the measured time or amount; webhook rounds a whole burst).${dispatcherRounds}`,
+          'Notes give the cores busy and the CPU ms per request, delivery or job of each process group over the measured rounds.',
+        ]
+      : []),
+    'PostgreSQL, Redis, the load generator and every app share this machine: compare ratios within this run only.',
+    ...(runsAny(selection, 'scale', 'lb') ? [scaleNote(before, runsAny(selection, 'scale'))] : []),
+    ...(runsAny(selection, 'lb') ? ['HAProxy is not pinned.'] : []),
+    ...(table.some((row) => row.before)
+      ? [
+          "before = the same scenario on BENCH_BEFORE_ROOT's apps, measured in the same rounds as this checkout's: against the same ceiling rounds, or against its own 1-process or fresh-slot row.",
+        ]
+      : []),
+  ];
+}
+
 async function main(selection: Selection): Promise<void> {
   const startedAt = Date.now();
   const list = await checkouts();
@@ -187,21 +219,7 @@ async function main(selection: Selection): Promise<void> {
     ];
     const seconds = Math.round((Date.now() - startedAt) / 1000);
     console.log('');
-    const bookings = runsAny(selection, 'bookings') ? ', bookings 200 warm-up + 2000' : '';
-    const webhooks = needs(selection).everyCheckoutsOutbox ? `; WEBHOOK_CONCURRENCY ${WEBHOOK_CONCURRENCY}` : '';
-    printTable(table, [
-      `Loopback, one run${selection.full ? '' : ` of ${selection.groups.join(', ')}`}, ${seconds} s. HTTP: ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s${bookings}${webhooks}.`,
-      `Side-by-side rows (a row against the baseline, a booking ceiling or the BullMQ + POST ceiling, with that ceiling's row; the hold cost rows; 1 against 2 APIs, directly and behind HAProxy; each with the before checkout's same rows): one warm-up each, then ${ROUNDS} rounds (or one per side, when more) in which each runs once, the order turned by one each round (HTTP rounds a share of the measured time or amount; webhook rounds a whole burst). 1 against 2 dispatchers: ${ROUNDS} rounds, each taking every checkout's 1 then 2 (each burst after a warm-up of its own), the checkouts' order turned.`,
-      'Notes give the cores busy and the CPU ms per request, delivery or job of each process group over the measured rounds.',
-      'PostgreSQL, Redis, the load generator and every app share this machine: compare ratios within this run only.',
-      ...(runsAny(selection, 'scale', 'lb') ? [scaleNote(before)] : []),
-      ...(runsAny(selection, 'lb') ? ['HAProxy is not pinned.'] : []),
-      ...(table.some((row) => row.before)
-        ? [
-            "before = the same scenario on BENCH_BEFORE_ROOT's apps, measured in the same rounds as this checkout's: against the same ceiling rounds, or against its own 1-process or fresh-slot row.",
-          ]
-        : []),
-    ]);
+    printTable(table, runNotes(selection, seconds, before, table));
     for (const failure of failures) console.log(`FAILED: ${failure.scenario}: ${failure.error}`);
     const file = writeJson(selection.full ? 'latest.json' : 'partial.json', table, {
       ...(selection.full ? {} : { groups: selection.groups }),

@@ -19,24 +19,30 @@ describe('pnpm bench scenario groups', () => {
     expect(selectionOf(['--', 'lb'])).toEqual({ groups: ['lb'], full: false });
   });
 
-  it('sets up only what the groups run need', () => {
-    expect(needs(selectionOf(['lb']))).toEqual({
-      catalogues: true,
-      sideBySideApis: false,
-      outboxes: false,
-      everyCheckoutsOutbox: false,
+  // catalogues, side-by-side APIs, the receiver and this checkout's outbox, the before checkout's outbox
+  it.each([
+    ['holds', [true, true, false, false]],
+    ['widget', [true, true, false, false]],
+    ['bookings', [true, true, false, false]],
+    ['webhooks', [false, false, true, true]],
+    ['relay', [false, false, true, false]],
+    ['scale', [true, false, true, true]],
+    ['lb', [true, false, false, false]],
+  ] as const)('sets up for %s alone only what it needs', (group, [catalogues, sideBySideApis, outboxes, every]) => {
+    expect(needs(selectionOf([group]))).toEqual({
+      catalogues,
+      sideBySideApis,
+      outboxes,
+      everyCheckoutsOutbox: every,
     });
-    expect(needs(selectionOf(['relay']))).toEqual({
-      catalogues: false,
+  });
+
+  it('sets up for several groups what any of them needs', () => {
+    expect(needs(selectionOf(['relay', 'lb']))).toEqual({
+      catalogues: true,
       sideBySideApis: false,
       outboxes: true,
       everyCheckoutsOutbox: false,
-    });
-    expect(needs(selectionOf(['bookings', 'scale']))).toEqual({
-      catalogues: true,
-      sideBySideApis: true,
-      outboxes: true,
-      everyCheckoutsOutbox: true,
     });
   });
 

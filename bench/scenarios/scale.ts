@@ -14,13 +14,19 @@ const API_TWO = `scale: hold via 2 APIs pinned to cores 0 and 1, ${MANY_SLOTS} s
 const DISPATCHER_ONE = 'scale: burst via 1 dispatcher pinned to core 0';
 const DISPATCHER_TWO = 'scale: burst via 2 dispatchers pinned to cores 0 and 1';
 
-/** What shares a core in the scale runs, for the output; `withBefore`: a before checkout's apps run too. */
-export function scaleNote(withBefore: boolean): string {
+/**
+ * What shares a core in the scale runs, for the output; `withBefore`: a before checkout's apps run
+ * too; `withReceiver`: the webhook receiver runs (the dispatchers' scale does).
+ */
+export function scaleNote(withBefore: boolean, withReceiver: boolean): string {
   if (!CAN_PIN) return 'taskset is not available: the scale runs are not pinned.';
   const before = withBefore
     ? " (a before checkout's to the same cores, up while this checkout's run, and the other way round)"
     : '';
-  return `Scale runs pin each app process to its own core with taskset${before}; PostgreSQL, Redis, the load generator and the receiver (this process) are not pinned and share both cores with them.`;
+  const shared = withReceiver
+    ? 'PostgreSQL, Redis, the load generator and the receiver (this process) are'
+    : 'PostgreSQL, Redis and the load generator (this process) are';
+  return `Scale runs pin each app process to its own core with taskset${before}; ${shared} not pinned and share both cores with them.`;
 }
 
 /**
