@@ -27,6 +27,7 @@ describe('requestDeadline', () => {
       const answerLate = () => {
         try {
           res.setHeader('Idempotent-Replayed', 'true');
+          res.write('{');
           res.status(200).json({ late: true });
           attempts.push({ timedOut: timedOut(res), error: undefined });
         } catch (error) {
@@ -35,8 +36,9 @@ describe('requestDeadline', () => {
       };
       // Answers late the moment the deadline's 503 ends (its end() emits prefinish), before Node
       // has closed the response: a body Node took then would be an 'error' event, which in a real
-      // request nothing listens for. Within 2 s anyway: with no 503 this answer goes out, and the
-      // status check fails.
+      // request nothing listens for. In the listener itself: a tick later Node has closed the
+      // response and ignores what is written, so a body not dropped would go unseen. Within 2 s
+      // anyway: with no 503 this answer goes out, and the status check fails.
       const fallback = setTimeout(answerLate, 2_000);
       res.once('prefinish', () => {
         clearTimeout(fallback);
