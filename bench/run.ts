@@ -158,7 +158,8 @@ function merge({ after, before }: CheckoutRows): Row[] {
 
 /** The lines printed under the table: how the groups that ran were measured. */
 function runNotes(selection: Selection, seconds: number, before: boolean, table: Row[]): string[] {
-  const http = runsAny(selection, 'holds', 'widget', 'bookings', 'scale', 'lb');
+  // The groups that book on a catalogue are the ones that send HTTP load.
+  const http = needs(selection).catalogues;
   const bookings = runsAny(selection, 'bookings') ? ', bookings 200 warm-up + 2000' : '';
   const load = http
     ? ` HTTP: ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s${bookings}.`
